@@ -1,0 +1,64 @@
+"""Where the receiver and the two appliers plug into a channel.
+
+A component is a factory that starts one thread group for a channel and returns a handle. The
+handle's ``stop`` asks the group to finish and joins every thread it started (idempotent). A
+group that ends by itself (an error, an UNTIL condition reached) calls ``exited`` on its
+context exactly once; the channel then shows the thread as stopped with that error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
+from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.settings import SystemVariables
+
+
+class RunningThreads(Protocol):
+    """A started receiver or applier."""
+
+    def stop(self) -> None:
+        """Ask every thread to finish, then join them all; safe to call more than once."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """START REPLICA USER/PASSWORD/DEFAULT_AUTH/PLUGIN_DIR, which override the metadata."""
+
+    user: str | None = None
+    password: str | None = None
+    default_auth: str | None = None
+    plugin_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadContext:
+    """What a starting component gets: the channel's configuration and where to report."""
+
+    config: ChannelConfig
+    status: StatusBoard
+    settings: SystemVariables
+    data_dir: str
+    exited: Callable[[ErrorInfo | None], None]
+    until: Until | None = None
+    credentials: Credentials = field(default_factory=Credentials)
+
+
+class ApplierFactory(Protocol):
+    def start_applier(self, context: ThreadContext) -> RunningThreads: ...
+
+
+class ReceiverFactory(Protocol):
+    def start_receiver(self, context: ThreadContext) -> RunningThreads: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Components:
+    """The installed receiver and appliers; a missing one makes START REPLICA say so."""
+
+    appliers: Mapping[ApplierVersion, ApplierFactory] = field(default_factory=dict)
+    receiver: ReceiverFactory | None = None

@@ -1,0 +1,216 @@
+"""Channels and their receiver and applier threads.
+
+The manager owns every channel's running components: it starts them through the installed
+``Components``, stops and joins them, and is the one shutdown path of the replica. Statement
+logic (validation, metadata) lives above it; callers serialise statements with ``lock``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+
+from spark_replica.applier_core.channels.components import (
+    Components,
+    Credentials,
+    RunningThreads,
+    ThreadContext,
+)
+from spark_replica.applier_core.channels.config import (
+    ChannelConfig,
+    ThreadType,
+    Until,
+)
+from spark_replica.applier_core.channels.status import (
+    ErrorInfo,
+    StatusBoard,
+    next_thread_id,
+)
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.settings import SystemVariables
+
+logger = logging.getLogger(__name__)
+
+
+class Channel:
+    """One replication channel: its configuration, status and running threads."""
+
+    def __init__(self, config: ChannelConfig) -> None:
+        self.config = config
+        self.status = StatusBoard()
+        # _lock guards _running, _exited and _early_exits.
+        self._lock = threading.Lock()
+        self._running: dict[ThreadType, RunningThreads] = {}
+        self._exited: list[RunningThreads] = []
+        self._early_exits: set[ThreadType] = set()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def is_running(self, thread: ThreadType) -> bool:
+        with self._lock:
+            return thread in self._running
+
+    @property
+    def io_running(self) -> bool:
+        return self.is_running(ThreadType.IO)
+
+    @property
+    def sql_running(self) -> bool:
+        return self.is_running(ThreadType.SQL)
+
+    def _attach(self, thread: ThreadType, handle: RunningThreads) -> None:
+        with self._lock:
+            if thread in self._early_exits:
+                # The group ended before its start call returned.
+                self._early_exits.discard(thread)
+                self._exited.append(handle)
+            else:
+                self._running[thread] = handle
+
+    def _detach(self, thread: ThreadType) -> RunningThreads | None:
+        with self._lock:
+            return self._running.pop(thread, None)
+
+    def _on_exit(self, thread: ThreadType, error: ErrorInfo | None) -> None:
+        """Called from a component's own thread when it ends without being asked to."""
+        with self._lock:
+            handle = self._running.pop(thread, None)
+            if handle is not None:
+                self._exited.append(handle)
+            else:
+                self._early_exits.add(thread)
+        if thread is ThreadType.SQL:
+            changes: dict[str, object] = {"sql_thread_id": None, "sql_state_text": ""}
+            if error is not None:
+                changes["sql_error"] = error
+            self.status.update(**changes)
+        else:
+            changes = {"io_thread_id": None, "io_connecting": False, "io_state_text": ""}
+            if error is not None:
+                changes["io_error"] = error
+            self.status.update(**changes)
+
+    def _join_exited(self) -> None:
+        with self._lock:
+            exited, self._exited = self._exited, []
+        for handle in exited:
+            handle.stop()
+
+    def __repr__(self) -> str:
+        return f"Channel({self.name!r}, io={self.io_running}, sql={self.sql_running})"
+
+
+class ChannelManager:
+    """Every channel of the replica, in creation order."""
+
+    def __init__(self, components: Components, settings: SystemVariables, data_dir: str) -> None:
+        self.components = components
+        self.settings = settings
+        self.data_dir = data_dir
+        #: Statements that read or change channels hold this for their whole run.
+        self.lock = threading.RLock()
+        self._channels: dict[str, Channel] = {}
+        self._closed = False
+
+    def __iter__(self) -> Iterator[Channel]:
+        return iter(list(self._channels.values()))
+
+    def __len__(self) -> int:
+        return len(self._channels)
+
+    def get(self, name: str) -> Channel | None:
+        return self._channels.get(name)
+
+    def add(self, config: ChannelConfig) -> Channel:
+        channel = Channel(config)
+        self._channels[config.name] = channel
+        return channel
+
+    def remove(self, name: str) -> None:
+        channel = self._channels.pop(name, None)
+        if channel is not None:
+            channel._join_exited()
+
+    def start(
+        self,
+        channel: Channel,
+        thread: ThreadType,
+        *,
+        until: Until | None = None,
+        credentials: Credentials | None = None,
+    ) -> None:
+        """Start one thread group of ``channel``; 1235 when no component is installed for it."""
+        if self._closed:
+            raise ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, "the server is shutting down")
+        channel._join_exited()
+        with channel._lock:
+            channel._early_exits.discard(thread)
+        context = ThreadContext(
+            config=channel.config,
+            status=channel.status,
+            settings=self.settings,
+            data_dir=self.data_dir,
+            exited=lambda error: channel._on_exit(thread, error),
+            until=until,
+            credentials=credentials or Credentials(),
+        )
+        if thread is ThreadType.SQL:
+            version = channel.config.applier.applier_version
+            applier = self.components.appliers.get(version)
+            if applier is None:
+                raise _not_installed(
+                    f"START REPLICA SQL_THREAD FOR CHANNEL '{channel.name}' with APPLIER_VERSION="
+                    f"{int(version)}: no such applier is installed in this server"
+                )
+            channel.status.update(sql_thread_id=next_thread_id(), sql_error=ErrorInfo())
+            try:
+                handle = applier.start_applier(context)
+            except BaseException:
+                channel.status.update(sql_thread_id=None)
+                raise
+        else:
+            receiver = self.components.receiver
+            if receiver is None:
+                raise _not_installed(
+                    f"START REPLICA IO_THREAD FOR CHANNEL '{channel.name}': no receiver is "
+                    "installed in this server"
+                )
+            channel.status.update(
+                io_thread_id=next_thread_id(), io_connecting=True, io_error=ErrorInfo()
+            )
+            try:
+                handle = receiver.start_receiver(context)
+            except BaseException:
+                channel.status.update(io_thread_id=None, io_connecting=False)
+                raise
+        channel._attach(thread, handle)
+
+    def stop(self, channel: Channel, thread: ThreadType) -> bool:
+        """Stop and join one thread group; False when it was not running."""
+        handle = channel._detach(thread)
+        if handle is not None:
+            handle.stop()
+            if thread is ThreadType.SQL:
+                channel.status.update(sql_thread_id=None, sql_state_text="")
+            else:
+                channel.status.update(io_thread_id=None, io_connecting=False, io_state_text="")
+        channel._join_exited()
+        return handle is not None
+
+    def shutdown(self) -> None:
+        """Stop every channel's threads; the one shutdown path, safe to call again."""
+        with self.lock:
+            self._closed = True
+            for channel in self:
+                for thread in (ThreadType.IO, ThreadType.SQL):
+                    try:
+                        self.stop(channel, thread)
+                    except Exception:
+                        logger.exception("stopping %s of channel %r", thread.value, channel.name)
+
+
+def _not_installed(what: str) -> ReplicaError:
+    return ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, what)

@@ -1,0 +1,164 @@
+"""The replica server: opens the data directory and metadata, serves MySQL clients.
+
+``ReplicaServer`` owns everything it starts; ``close()`` is the single shutdown path (stop
+every channel's threads, stop listening, close the metadata store) and is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import mysql_mimic.server
+from mysql_mimic import MysqlServer
+
+from spark_replica.applier_core.channels.components import Components
+from spark_replica.applier_core.channels.manager import ChannelManager
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.metadata import MetadataStore, open_store
+from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
+from spark_replica.server.config import ServerConfig
+from spark_replica.server.session import ReplicaSession
+from spark_replica.server.wire import ReplicaConnection, install_sqlstates
+from spark_replica.sql_handlers import ReplicaContext, ReplicationService
+
+logger = logging.getLogger(__name__)
+
+
+class _Connection(ReplicaConnection):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        peer = self.stream.writer.get_extra_info("peername")
+        client_host.set(str(peer[0]) if peer else "localhost")
+
+
+class ReplicaServer:
+    """One replica process: metadata, channels, and the MySQL protocol listener."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        components: Components | None = None,
+        *,
+        announce: Callable[[str], None] = print,
+    ) -> None:
+        self.config = config
+        self.components = components or Components()
+        self._announce = announce
+        self._server: MysqlServer | None = None
+        self._closed = False
+        self.store: MetadataStore | None = None
+        self.context: ReplicaContext | None = None
+
+    def open(self) -> ReplicaContext:
+        """Open the data directory and metadata store and load every channel."""
+        data_dir = Path(self.config.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        store = open_store(self.config.effective_metadata_url)
+        self.store = store
+        persisted = store.load_variables()
+        settings = SystemVariables(persisted)
+        if "server_uuid" not in persisted:
+            store.save_variables({"server_uuid": settings.get_str("server_uuid")})
+        executed = GtidSet.from_intervals(store.load_gtid_executed())
+        settings.set_internal("gtid_executed", executed.format())
+        manager = ChannelManager(self.components, settings, str(data_dir))
+        service = ReplicationService(manager, store, settings)
+        service.load()
+        generated = provision_users(store, self.config)
+        if generated is not None:
+            self._announce(
+                f"spark-replica: generated password for root@localhost: {generated}\n"
+                "spark-replica: it is shown only once; "
+                "set SPARK_REPLICA_ROOT_PASSWORD to choose one."
+            )
+        self.context = ReplicaContext(service, manager, settings, store)
+        return self.context
+
+    async def start(self) -> None:
+        """Listen on the configured address (port 0 picks a free port)."""
+        context = self.context or self.open()
+        install_sqlstates()
+        mysql_mimic.server.Connection = _Connection
+        assert self.store is not None
+        self._server = MysqlServer(
+            session_factory=lambda: ReplicaSession(context),
+            identity_provider=ReplicaIdentityProvider(self.store),
+        )
+        await self._server.start_server(host=self.config.bind, port=self.config.port)
+        logger.info("listening on %s:%d", self.config.bind, self.port)
+
+    @property
+    def port(self) -> int:
+        if self._server is None or not self._server.sockets():
+            return self.config.port
+        return int(self._server.sockets()[0].getsockname()[1])
+
+    async def serve_forever(self) -> None:
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        """Stop channels, stop listening, close the store. Safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.context is not None:
+            await asyncio.to_thread(self.context.manager.shutdown)
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        if self.store is not None:
+            self.store.close()
+
+
+class BackgroundServer:
+    """Runs a ``ReplicaServer`` on its own event loop thread (tests, benchmarks, embedding)."""
+
+    def __init__(self, server: ReplicaServer) -> None:
+        self.server = server
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="replica-server", daemon=False)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self.server.start())
+        except BaseException as e:
+            self._error = e
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self.server.close())
+        self._loop.run_until_complete(self._loop.shutdown_default_executor())
+        self._loop.close()
+
+    def start(self) -> BackgroundServer:
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            self._thread.join()
+            raise self._error
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

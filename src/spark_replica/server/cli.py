@@ -1,0 +1,75 @@
+"""``spark-replica``: the command-line entry point.
+
+spark-replica serve [--bind ADDR] [--port N] [--data-dir DIR] [--metadata-url URL] [--config F]
+spark-replica sqltest --host H --port P [--user U] [--password P] [--record] FILES...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from spark_replica.server.app import ReplicaServer
+from spark_replica.server.config import ConfigError, load_config
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(
+            config_file=args.config,
+            bind=args.bind,
+            port=args.port,
+            data_dir=args.data_dir,
+            metadata_url=args.metadata_url,
+        )
+    except ConfigError as e:
+        print(f"spark-replica: {e}", file=sys.stderr)
+        return 2
+    server = ReplicaServer(config)
+
+    async def run() -> None:
+        await server.start()
+        print(f"spark-replica: listening on {config.bind}:{server.port}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        serving = asyncio.create_task(server.serve_forever())
+        await stop.wait()
+        serving.cancel()
+        await server.close()
+
+    asyncio.run(run())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="spark-replica")
+    parser.add_argument("--log-level", default="WARNING")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the replica server")
+    serve.add_argument("--bind")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--data-dir")
+    serve.add_argument("--metadata-url")
+    serve.add_argument("--config")
+    commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s",
+    )
+    if args.command == "sqltest":
+        from spark_replica.server.sqltest.cli import main as sqltest_main
+
+        return sqltest_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return _serve(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""One client session: routes each statement and keeps its diagnostics.
+
+Replication statements are recognised on the raw SQL before sqlglot sees it (sqlglot reads
+START REPLICA as BEGIN); SET of system variables is parsed here too. Everything else goes
+through mysql-mimic's pipeline, with performance_schema and the mysql.* replication tables
+answered from live state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mysql_mimic import ColumnType, ResultColumn, ResultSet, Session
+from mysql_mimic.results import AllowedResult
+from mysql_mimic.session import Query
+from sqlglot import expressions as exp
+
+from spark_replica.applier_core.errors import (
+    Diagnostic,
+    ErrorCode,
+    Level,
+    ReplicaError,
+)
+from spark_replica.applier_core.settings import DEFINITIONS, display
+from spark_replica.server.variables import ReplicaSessionVariables
+from spark_replica.server.wire import to_mysql_error
+from spark_replica.sql_handlers import (
+    ReplicaContext,
+    execute_replication_statement,
+    execute_set,
+    parse_replication_statement,
+    parse_set,
+    query_virtual_tables,
+)
+from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
+
+logger = logging.getLogger(__name__)
+
+_KIND_TYPES = {
+    ValueKind.INTEGER: ColumnType.LONGLONG,
+    ValueKind.UNSIGNED: ColumnType.LONGLONG,
+    ValueKind.DECIMAL: ColumnType.NEWDECIMAL,
+    ValueKind.FLOAT: ColumnType.DOUBLE,
+    ValueKind.STRING: ColumnType.VAR_STRING,
+    ValueKind.TIMESTAMP: ColumnType.VAR_STRING,
+    ValueKind.BLOB: ColumnType.BLOB,
+}
+
+_DIAGNOSTIC_QUERIES = ("SHOW WARNINGS", "SHOW ERRORS", "SHOW COUNT", "SELECT @@WARNING_COUNT",
+                       "SELECT @@ERROR_COUNT", "SELECT @@SESSION.WARNING_COUNT",
+                       "SELECT @@SESSION.ERROR_COUNT")  # fmt: skip
+
+
+def result_set(
+    columns: Sequence[tuple[str, ValueKind]], rows: Sequence[Sequence[object]]
+) -> ResultSet:
+    return ResultSet(
+        rows=[tuple(r) for r in rows],
+        columns=[ResultColumn(name, _KIND_TYPES[kind]) for name, kind in columns],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    user: str
+    admin: bool
+    tls: bool
+
+
+class ReplicaSession(Session):
+    def __init__(self, context: ReplicaContext) -> None:
+        self.context = context
+        self.diagnostics: list[Diagnostic] = []
+        self.affected_rows = 0
+        super().__init__(ReplicaSessionVariables(context.settings, self._counts))
+        index = self.middlewares.index(self._info_schema_middleware)
+        self.middlewares.insert(index, self._virtual_tables_middleware)
+
+    # -- diagnostics ---------------------------------------------------------------------------
+    def _counts(self) -> tuple[int, int]:
+        errors = sum(1 for d in self.diagnostics if d.level is Level.ERROR)
+        return len(self.diagnostics), errors
+
+    @property
+    def warning_count(self) -> int:
+        return len(self.diagnostics)
+
+    def _client(self) -> ClientInfo:
+        user = self.username or ""
+        role = self.context.role_of(user)
+        tls = bool(self._connection and self._connection.stream.writer.get_extra_info("sslcontext"))
+        return ClientInfo(user, role == "admin", tls)
+
+    async def handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
+        normalized = " ".join(sql.split()).upper().rstrip(";").strip()
+        if not normalized.startswith(_DIAGNOSTIC_QUERIES):
+            self.diagnostics = []
+        self.affected_rows = 0
+        try:
+            return await self._dispatch(sql, attrs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            error = to_mysql_error(e, sql)
+            self.diagnostics = [Diagnostic(Level.ERROR, int(error.code), error.msg)]
+            raise error from e
+
+    async def _dispatch(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
+        if not sql.strip():
+            raise ReplicaError.from_code(ErrorCode.EMPTY_QUERY)
+        statement = parse_replication_statement(sql)
+        if statement is not None:
+            client = self._client()
+            outcome = await asyncio.to_thread(
+                execute_replication_statement,
+                self.context,
+                statement,
+                admin=client.admin,
+                tls=client.tls,
+            )
+            self.diagnostics = list(outcome.warnings)
+            self.affected_rows = outcome.affected_rows
+            if outcome.columns is None:
+                return None
+            return result_set(outcome.columns, outcome.rows)
+        assignments = parse_set(sql)
+        if assignments is not None:
+            client = self._client()
+            self.diagnostics = await execute_set(
+                self.context, assignments, self.variables, self._evaluate, admin=client.admin
+            )
+            return None
+        return await super().handle_query(sql, attrs)
+
+    async def _evaluate(self, expression_sql: str) -> Any:
+        """The value of a SET expression, computed by the static SELECT path."""
+        result = await super().handle_query(f"SELECT {expression_sql}", {})
+        rows = result[0] if isinstance(result, tuple) else getattr(result, "rows", [])
+        rows = list(rows)
+        return rows[0][0] if rows else None
+
+    # -- middlewares ---------------------------------------------------------------------------
+    async def _virtual_tables_middleware(self, q: Query) -> AllowedResult:
+        outcome = query_virtual_tables(self.context, q.expression, self.database)
+        if outcome is None:
+            return await q.next()
+        fields, rows = outcome
+        return result_set([(f.name, f.kind) for f in fields], rows)
+
+    async def query(
+        self, expression: exp.Expression, sql: str, attrs: dict[str, str]
+    ) -> AllowedResult:
+        tables = [t for t in expression.find_all(exp.Table) if t.name]
+        if isinstance(expression, exp.Query) and tables:
+            table = tables[0]
+            raise ReplicaError.from_code(
+                ErrorCode.NO_SUCH_TABLE, table.db or self.database or "", table.name
+            )
+        if isinstance(expression, exp.Command | exp.Alias) or not isinstance(expression, exp.Query):
+            raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
+        return [], []
+
+    async def schema(self) -> dict[str, Any]:
+        return {"performance_schema": {}, "mysql": {}}
+
+    # -- SHOW ----------------------------------------------------------------------------------
+    def _show_warnings(self, show: exp.Show) -> AllowedResult:
+        rows = [(d.level.value, d.code, d.message) for d in self.diagnostics]
+        return rows, ["Level", "Code", "Message"]
+
+    def _show_errors(self, show: exp.Show) -> AllowedResult:
+        rows = [
+            (d.level.value, d.code, d.message) for d in self.diagnostics if d.level is Level.ERROR
+        ]
+        return rows, ["Level", "Code", "Message"]
+
+    def _show_variables(self, show: exp.Show) -> AllowedResult:
+        rows, columns = super()._show_variables(show)
+        shown: list[tuple[str, str | None]] = []
+        for name, value in rows:
+            definition = DEFINITIONS.get(name)
+            if definition is not None:
+                value = display(definition, self.context.settings.get(name))
+            shown.append((name, value))
+        return shown, columns
+
+
+def _near(sql: str) -> str:
+    return sql.strip().rstrip(";")
+
+
+__all__ = ["Column", "ReplicaSession", "result_set"]

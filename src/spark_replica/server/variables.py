@@ -1,0 +1,99 @@
+"""Session variables that also see the replica's global variables.
+
+``SELECT @@replica_parallel_workers`` and ``@@global.gtid_executed`` read the live global
+values; ``@@warning_count`` and ``@@error_count`` describe the previous statement. Unknown
+variables raise 1193 instead of reading as NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mysql_mimic.errors import MysqlError
+from mysql_mimic.variables import (
+    SYSTEM_VARIABLES,
+    GlobalVariables,
+    SessionVariables,
+    VariableSchema,
+)
+
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, SystemVariables, VarKind
+
+SERVER_VERSION = "8.4.0-spark-replica"
+
+_OVERRIDES: dict[str, VariableSchema] = {
+    "version": (str, SERVER_VERSION, False),
+    "version_comment": (str, "spark-replica", False),
+    "default_storage_engine": (str, "Spark", True),
+    "default_tmp_storage_engine": (str, "Spark", True),
+    "sql_mode": (str, "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE", True),
+    "transaction_isolation": (str, "REPEATABLE-READ", True),
+    "performance_schema": (bool, True, False),
+    "read_only": (bool, True, False),
+    "super_read_only": (bool, False, False),
+    "lower_case_table_names": (int, 0, False),
+    "auto_increment_increment": (int, 1, True),
+    "max_allowed_packet": (int, 67108864, True),
+    "system_time_zone": (str, "UTC", False),
+    "warning_count": (int, 0, False),
+    "error_count": (int, 0, False),
+}
+
+
+def _schema() -> dict[str, VariableSchema]:
+    schema = dict(SYSTEM_VARIABLES)
+    schema.update(_OVERRIDES)
+    for name, definition in DEFINITIONS.items():
+        type_: Callable[[Any], Any] = (
+            int if definition.kind in (VarKind.INTEGER, VarKind.BOOLEAN) else str
+        )
+        schema[name] = (type_, definition.default, False)
+    for alias, name in ALIASES.items():
+        schema[alias] = schema[name]
+    return schema
+
+
+SCHEMA = _schema()
+
+
+class ReplicaSessionVariables(SessionVariables):
+    def __init__(
+        self, settings: SystemVariables, diagnostics: Callable[[], tuple[int, int]]
+    ) -> None:
+        super().__init__(GlobalVariables(SCHEMA))
+        self.settings = settings
+        self._diagnostics = diagnostics
+
+    def get_variable(self, name: str) -> Any | None:
+        key = name.lower()
+        key = ALIASES.get(key, key)
+        if key in DEFINITIONS:
+            return self.settings.get(key)
+        if key == "warning_count":
+            return self._diagnostics()[0]
+        if key == "error_count":
+            return self._diagnostics()[1]
+        if key not in SCHEMA:
+            raise ReplicaError.from_code(ErrorCode.UNKNOWN_SYSTEM_VARIABLE, name)
+        return super().get_variable(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping.get swallows KeyError; an unknown variable must stay an error.
+        return self.get_variable(key)
+
+    def set(self, name: str, value: Any, force: bool = False) -> None:
+        key = name.lower()
+        if key in DEFINITIONS or key in ALIASES:
+            raise ReplicaError.from_code(ErrorCode.GLOBAL_VARIABLE, key)
+        if key not in SCHEMA:
+            raise ReplicaError.from_code(ErrorCode.UNKNOWN_SYSTEM_VARIABLE, name)
+        try:
+            super().set(key, value, force)
+        except MysqlError as e:
+            raise ReplicaError.from_code(
+                ErrorCode.INCORRECT_GLOBAL_LOCAL_VAR, key, "read only"
+            ) from e
+        except (TypeError, ValueError) as e:
+            raise ReplicaError.from_code(ErrorCode.WRONG_TYPE_FOR_VAR, key) from e

@@ -1,0 +1,103 @@
+"""The protocol layer on mysql-mimic: one place where errors cross to the wire, and the
+connection fixes real clients need.
+
+- Every error reaches the client with its MySQL number, SQLSTATE and message
+  (``to_mysql_error``); sqlglot parse errors become 1064 without terminal colour codes.
+- OK packets carry affected rows and the warning count of the statement.
+- The result-set terminator carries 0 affected rows, as MySQL sends it (MariaDB Connector/J
+  fails on anything else).
+- COM_STMT_PREPARE sends no EOF after the parameters when the client asked for DEPRECATE_EOF.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any, cast
+
+from mysql_mimic import errors as mimic_errors
+from mysql_mimic.connection import Connection
+from mysql_mimic.errors import MysqlError
+from mysql_mimic.prepared import PreparedStatement
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.errors import TokenError
+
+from spark_replica.applier_core.errors import (
+    CATALOGUE,
+    ErrorCode,
+    ReplicaError,
+    format_message,
+)
+
+logger = logging.getLogger(__name__)
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def install_sqlstates() -> None:
+    """Teach mysql-mimic the SQLSTATE of every error in the catalogue."""
+    for code, (sqlstate, _) in CATALOGUE.items():
+        mimic_errors.SQLSTATES[cast(mimic_errors.ErrorCode, int(code))] = sqlstate.encode()
+
+
+def to_mysql_error(error: BaseException, sql: str = "") -> MysqlError:
+    """The single translation of any exception into what the client receives."""
+    if isinstance(error, MysqlError):
+        return error
+    if isinstance(error, ReplicaError):
+        return MysqlError(error.message, cast(mimic_errors.ErrorCode, error.code))
+    if isinstance(error, SqlglotParseError | TokenError):
+        return MysqlError(_parse_error_message(error, sql), mimic_errors.ErrorCode.PARSE_ERROR)
+    logger.exception("internal error", exc_info=error)
+    text = _ANSI.sub("", str(error)) or type(error).__name__
+    return MysqlError(text, mimic_errors.ErrorCode.UNKNOWN_ERROR)
+
+
+def _parse_error_message(error: Exception, sql: str) -> str:
+    line, col = 1, 1
+    details = getattr(error, "errors", None)
+    if details:
+        line = int(details[0].get("line") or 1)
+        col = int(details[0].get("col") or 1)
+        highlight = _ANSI.sub("", str(details[0].get("highlight") or ""))
+        col = max(1, col - len(highlight) + 1)
+    lines = sql.splitlines() or [""]
+    text_line = lines[min(line, len(lines)) - 1]
+    offset = sum(len(x) + 1 for x in lines[: line - 1]) + col - 1
+    near = sql[offset:] if text_line else ""
+    return format_message(ErrorCode.PARSE_ERROR, near.rstrip().rstrip(";"), line)
+
+
+class ReplicaConnection(Connection):
+    """mysql-mimic's connection with MySQL's OK/EOF contents (see module docstring)."""
+
+    peer_host = "localhost"
+
+    def _statement_info(self) -> tuple[int, int]:
+        session: Any = self.session
+        return int(getattr(session, "affected_rows", 0)), int(getattr(session, "warning_count", 0))
+
+    def ok(self, **kwargs: Any) -> bytes:
+        if "affected_rows" not in kwargs and "eof" not in kwargs:
+            affected, warnings = self._statement_info()
+            kwargs.setdefault("affected_rows", affected)
+            kwargs.setdefault("warnings", warnings)
+        return super().ok(**kwargs)
+
+    def ok_or_eof(
+        self,
+        affected_rows: int = 0,
+        last_insert_id: int = 0,
+        warnings: int = 0,
+        flags: int = 0,
+    ) -> bytes:
+        del affected_rows  # MySQL's terminator never carries a row count.
+        _, warning_count = self._statement_info()
+        return super().ok_or_eof(0, last_insert_id, warnings or warning_count, flags)
+
+    def com_stmt_prepare_response(self, statement: PreparedStatement) -> Iterator[bytes]:
+        packets = list(super().com_stmt_prepare_response(statement))
+        if statement.num_params and self.deprecate_eof():
+            packets = packets[:-1]
+        return iter(packets)

@@ -1,0 +1,23 @@
+"""The SQL layer: replication statements, status tables, variables, virtual tables."""
+
+from spark_replica.sql_handlers.dispatch import ReplicaContext as ReplicaContext
+from spark_replica.sql_handlers.dispatch import StatementOutcome as StatementOutcome
+from spark_replica.sql_handlers.dispatch import (
+    execute_replication_statement as execute_replication_statement,
+)
+from spark_replica.sql_handlers.dispatch import execute_set as execute_set
+from spark_replica.sql_handlers.dispatch import query_virtual_tables as query_virtual_tables
+from spark_replica.sql_handlers.parser.grammar import parse as parse_replication_statement
+from spark_replica.sql_handlers.replication.service import ReplicationService as ReplicationService
+from spark_replica.sql_handlers.set_statement import parse_set as parse_set
+
+__all__ = [
+    "ReplicaContext",
+    "ReplicationService",
+    "StatementOutcome",
+    "execute_replication_statement",
+    "execute_set",
+    "parse_replication_statement",
+    "parse_set",
+    "query_virtual_tables",
+]

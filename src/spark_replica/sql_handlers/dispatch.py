@@ -1,0 +1,157 @@
+"""Entry points the wire server calls: replication statements, SET, and virtual tables."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sqlglot import expressions as exp
+
+from spark_replica.applier_core.channels.manager import ChannelManager
+from spark_replica.applier_core.errors import Diagnostic, ErrorCode, ReplicaError
+from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, SystemVariables, Value
+from spark_replica.sql_handlers.parser.statements import (
+    ChangeSource,
+    ResetReplica,
+    ShowReplicaStatus,
+    StartReplica,
+    Statement,
+    StopReplica,
+)
+from spark_replica.sql_handlers.replication.replica_status import (
+    mysql_table_rows,
+    show_replica_status,
+)
+from spark_replica.sql_handlers.replication.service import ReplicationService
+from spark_replica.sql_handlers.replication.views import PERFORMANCE_SCHEMA_ROWS, Row
+from spark_replica.sql_handlers.set_statement import Assignment, Expression, Scope
+from spark_replica.sql_handlers.tables.definitions import TableDef, ValueKind
+from spark_replica.sql_handlers.virtual_query import ResultField, run, virtual_tables
+
+REPLICATION_ADMIN = "SUPER or REPLICATION_SLAVE_ADMIN"
+VARIABLES_ADMIN = "SUPER or SYSTEM_VARIABLES_ADMIN"
+
+
+class Metadata(Protocol):
+    def rows(self, table_name: str) -> tuple[list[str], list[tuple[object, ...]]]: ...
+
+    def save_variables(self, values: dict[str, str]) -> None: ...
+
+    def get_user(self, name: str) -> tuple[str, str] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaContext:
+    """The server-wide objects a session works with."""
+
+    service: ReplicationService
+    manager: ChannelManager
+    settings: SystemVariables
+    metadata: Metadata
+
+    def role_of(self, user: str) -> str | None:
+        found = self.metadata.get_user(user)
+        return found[1] if found else None
+
+
+@dataclass(slots=True)
+class StatementOutcome:
+    warnings: list[Diagnostic] = field(default_factory=list)
+    affected_rows: int = 0
+    columns: list[tuple[str, ValueKind]] | None = None
+    rows: list[Row] = field(default_factory=list)
+
+
+def _require(admin: bool, privileges: str) -> None:
+    if not admin:
+        raise ReplicaError.from_code(ErrorCode.SPECIFIC_ACCESS_DENIED_ERROR, privileges)
+
+
+def execute_replication_statement(
+    context: ReplicaContext, statement: Statement, *, admin: bool, tls: bool
+) -> StatementOutcome:
+    """Run one parsed replication statement (blocking: call it off the event loop)."""
+    if isinstance(statement, ShowReplicaStatus):
+        columns, rows = show_replica_status(
+            context.manager,
+            context.settings,
+            statement.channel,
+            legacy_names=statement.legacy_names,
+        )
+        return StatementOutcome(
+            list(statement.warnings), 0, [(c.name, c.kind) for c in columns], rows
+        )
+    _require(admin, REPLICATION_ADMIN)
+    service = context.service
+    if isinstance(statement, ChangeSource):
+        done = service.change_source(statement, client_uses_tls=tls)
+    elif isinstance(statement, StartReplica):
+        done = service.start_replica(statement)
+    elif isinstance(statement, StopReplica):
+        done = service.stop_replica(statement)
+    elif isinstance(statement, ResetReplica):
+        done = service.reset_replica(statement)
+    else:  # pragma: no cover - Statement is a closed union
+        raise TypeError(statement)
+    return StatementOutcome(done.warnings, done.affected_rows)
+
+
+async def execute_set(
+    context: ReplicaContext,
+    assignments: list[Assignment],
+    session_variables: MutableMapping[str, Any],
+    evaluate: Callable[[str], Awaitable[Any]],
+    *,
+    admin: bool,
+) -> list[Diagnostic]:
+    """Validate every assignment, then apply them all (globals persisted in one transaction)."""
+    warnings: list[Diagnostic] = []
+    globals_: dict[str, Value] = {}
+    session: list[tuple[str, Any]] = []
+    for assignment in assignments:
+        value = assignment.value
+        if isinstance(value, Expression):
+            value = await evaluate(value.sql)
+        name = assignment.name
+        is_replica = name in DEFINITIONS or name in ALIASES
+        if assignment.scope is Scope.USER:
+            raise ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, "user-defined variables")
+        if assignment.scope in (Scope.GLOBAL, Scope.PERSIST, Scope.PERSIST_ONLY):
+            if not is_replica:
+                if name not in session_variables:
+                    raise ReplicaError.from_code(ErrorCode.UNKNOWN_SYSTEM_VARIABLE, name)
+                raise ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, f"SET GLOBAL {name}")
+            _require(admin, VARIABLES_ADMIN)
+            definition, value_, notes = context.settings.prepare(name, value)
+            warnings.extend(notes)
+            globals_[definition.name] = value_
+        elif is_replica:
+            raise ReplicaError.from_code(
+                ErrorCode.GLOBAL_VARIABLE, DEFINITIONS.get(name, None) and name or ALIASES[name]
+            )
+        else:
+            session.append((name, value))
+    if globals_:
+        context.metadata.save_variables({k: str(v) for k, v in globals_.items()})
+        context.settings.apply(globals_)
+    for name, value in session:
+        session_variables[name] = value
+    return warnings
+
+
+def query_virtual_tables(
+    context: ReplicaContext, expression: exp.Expression, database: str | None
+) -> tuple[list[ResultField], list[tuple[object, ...]]] | None:
+    """Answer a SELECT over performance_schema or mysql.* tables; None for other queries."""
+    tables = virtual_tables(expression, database)
+    if tables is None:
+        return None
+
+    def source(table: TableDef) -> list[Row]:
+        if table.schema == "performance_schema":
+            return PERFORMANCE_SCHEMA_ROWS[table.name](context.manager, context.settings)
+        return mysql_table_rows(context.metadata, table)
+
+    with context.manager.lock:
+        return run(expression, tables, source, database)

@@ -1,0 +1,280 @@
+"""Executes replication statements against the channels and the metadata store.
+
+Every statement runs under the channel manager's lock, validates everything before it changes
+anything, and stores its changes in one metadata transaction before the in-memory channel is
+updated, so a rejected or failed statement leaves no trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from spark_replica.applier_core.channels.components import Credentials
+from spark_replica.applier_core.channels.config import (
+    DEFAULT_CHANNEL,
+    MAX_CHANNELS,
+    ApplierSettings,
+    ApplierVersion,
+    ChannelConfig,
+    ThreadType,
+    UntilKind,
+    valid_channel_name,
+)
+from spark_replica.applier_core.channels.manager import Channel, ChannelManager
+from spark_replica.applier_core.channels.status import ErrorInfo
+from spark_replica.applier_core.channels.store import ChannelStore
+from spark_replica.applier_core.errors import Diagnostic, ErrorCode, Level, ReplicaError
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.sql_handlers.parser.statements import (
+    ChangeSource,
+    ResetReplica,
+    StartReplica,
+    StopReplica,
+)
+from spark_replica.sql_handlers.replication.change_source import Environment, change_source
+
+logger = logging.getLogger(__name__)
+
+
+class WorkerInfoStore(ChannelStore, Protocol):
+    def delete_worker_info(self, channel: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Done:
+    """The outcome of a statement that returns no rows."""
+
+    warnings: list[Diagnostic] = field(default_factory=list)
+    affected_rows: int = 0
+
+
+class ReplicationService:
+    """CHANGE REPLICATION SOURCE, START/STOP/RESET REPLICA over one channel manager."""
+
+    def __init__(
+        self, manager: ChannelManager, store: WorkerInfoStore, settings: SystemVariables
+    ) -> None:
+        self.manager = manager
+        self.store = store
+        self.settings = settings
+
+    def load(self) -> None:
+        """Create the channels the metadata store holds, plus the default channel."""
+        with self.manager.lock:
+            for config in self.store.load_channels():
+                self.manager.add(config)
+            if self.manager.get(DEFAULT_CHANNEL) is None:
+                self.manager.add(self._new_channel_config(DEFAULT_CHANNEL))
+
+    def _new_channel_config(self, name: str) -> ChannelConfig:
+        workers = self.settings.get_int("replica_parallel_workers")
+        return ChannelConfig(name, applier=ApplierSettings(applier_worker_count=workers))
+
+    def _check_initialised(self) -> None:
+        if self.settings.get_int("server_id") == 0:
+            raise ReplicaError.from_code(ErrorCode.REPLICA_CONFIGURATION)
+
+    def _channel(self, name: str) -> Channel:
+        channel = self.manager.get(name)
+        if channel is None:
+            raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_DOES_NOT_EXIST, name)
+        return channel
+
+    def _targets(self, name: str | None) -> list[Channel]:
+        """The named channel, or every channel when no FOR CHANNEL was given."""
+        if name is not None:
+            return [self._channel(name)]
+        return list(self.manager)
+
+    # -- CHANGE REPLICATION SOURCE TO ----------------------------------------------------------
+    def change_source(self, statement: ChangeSource, *, client_uses_tls: bool) -> Done:
+        """https://dev.mysql.com/doc/refman/8.4/en/change-replication-source-to.html"""
+        with self.manager.lock:
+            self._check_initialised()
+            name = statement.channel
+            if name is None:
+                if len(self.manager) > 1:
+                    raise ReplicaError.from_code(ErrorCode.REPLICA_MULTIPLE_CHANNELS_CMD)
+                name = DEFAULT_CHANNEL
+            channel = self.manager.get(name)
+            if channel is None:
+                if not valid_channel_name(name):
+                    raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_NAME_INVALID_OR_TOO_LONG)
+                if len(self.manager) >= MAX_CHANNELS:
+                    raise ReplicaError.from_code(ErrorCode.REPLICA_MAX_CHANNELS_EXCEEDED)
+                current = self._new_channel_config(name)
+            else:
+                current = channel.config
+            env = Environment(
+                io_running=channel is not None and channel.io_running,
+                sql_running=channel is not None and channel.sql_running,
+                gtid_mode=self.settings.get_str("gtid_mode"),
+                replica_net_timeout=self.settings.get_int("replica_net_timeout"),
+                replica_max_allowed_packet=self.settings.get_int("replica_max_allowed_packet"),
+                client_uses_tls=client_uses_tls,
+            )
+            outcome = change_source(statement, current, env)
+            self.store.save_channel(outcome.config)
+            if channel is None:
+                channel = self.manager.add(outcome.config)
+            else:
+                channel.config = outcome.config
+            channel.status.clear_errors()
+            if outcome.source_changed:
+                channel.status.update(count_received_heartbeats=0, last_heartbeat=0.0)
+            if not env.sql_running:
+                self.store.delete_worker_info(name)
+                channel.status.set_workers([])
+            return Done(outcome.warnings)
+
+    # -- START REPLICA -------------------------------------------------------------------------
+    def start_replica(self, statement: StartReplica) -> Done:
+        """https://dev.mysql.com/doc/refman/8.4/en/start-replica.html"""
+        with self.manager.lock:
+            self._check_initialised()
+            if statement.until is not None and statement.channel is None and len(self.manager) > 1:
+                raise ReplicaError.from_code(ErrorCode.REPLICA_MULTIPLE_CHANNELS_CMD)
+            warnings = list(statement.warnings)
+            targets = self._targets(statement.channel)
+            if statement.channel is None:
+                configured = [c for c in targets if c.config.connection.configured]
+                targets = configured or [self._channel(DEFAULT_CHANNEL)]
+            plans = [(c, self._start_plan(c, statement, warnings)) for c in targets]
+            credentials = Credentials(
+                statement.user, statement.password, statement.default_auth, statement.plugin_dir
+            )
+            for channel, threads in plans:
+                for thread in threads:
+                    until = statement.until if thread is ThreadType.SQL else None
+                    self.manager.start(channel, thread, until=until, credentials=credentials)
+            return Done(warnings)
+
+    def _start_plan(
+        self, channel: Channel, statement: StartReplica, warnings: list[Diagnostic]
+    ) -> list[ThreadType]:
+        """Check that ``channel`` may start; the threads to start, IO first."""
+        config = channel.config
+        if not config.connection.configured:
+            raise ReplicaError.from_code(ErrorCode.BAD_REPLICA)
+        until = statement.until
+        is_csa = config.applier.applier_version is ApplierVersion.CSA
+        if until is not None:
+            if is_csa and until.kind not in (UntilKind.SQL_BEFORE_GTIDS, UntilKind.SQL_AFTER_GTIDS):
+                raise ReplicaError.from_code(ErrorCode.CSA_UNSUPPORTED_UNTIL_COND, channel.name)
+            if until.kind in (UntilKind.SQL_BEFORE_GTIDS, UntilKind.SQL_AFTER_GTIDS):
+                GtidSet.parse(until.gtids)
+        gtid_mode = self.settings.get_str("gtid_mode")
+        requested = [t for t in (ThreadType.IO, ThreadType.SQL) if t in statement.threads]
+        if ThreadType.IO in requested:
+            if config.connection.auto_position and gtid_mode == "OFF":
+                raise ReplicaError.from_code(
+                    ErrorCode.CANT_USE_AUTO_POSITION_WITH_GTID_MODE_OFF,
+                    f" for channel '{channel.name}'",
+                )
+        if config.connection.gtid_only and gtid_mode != "ON":
+            raise ReplicaError.from_code(
+                ErrorCode.CANT_USE_GTID_ONLY_WITH_GTID_MODE_NOT_ON, f" for channel '{channel.name}'"
+            )
+        if (
+            ThreadType.SQL in requested
+            and not is_csa
+            and self.settings.get_str("replica_parallel_type") == "DATABASE"
+            and self.settings.get_int("replica_preserve_commit_order")
+            and self.settings.get_int("replica_parallel_workers") > 0
+        ):
+            raise ReplicaError.from_code(
+                ErrorCode.DONT_SUPPORT_REPLICA_PRESERVE_COMMIT_ORDER,
+                "when replica_parallel_type is DATABASE",
+            )
+        to_start = [t for t in requested if not channel.is_running(t)]
+        for thread in to_start:
+            self._check_installed(channel, thread)
+        if not to_start:
+            warnings.append(
+                Diagnostic.of(Level.NOTE, ErrorCode.REPLICA_CHANNEL_WAS_RUNNING, channel.name)
+            )
+        if until is not None and ThreadType.SQL not in to_start:
+            warnings.append(Diagnostic.of(Level.NOTE, ErrorCode.UNTIL_COND_IGNORED))
+        return to_start
+
+    def _check_installed(self, channel: Channel, thread: ThreadType) -> None:
+        components = self.manager.components
+        if thread is ThreadType.SQL:
+            version = channel.config.applier.applier_version
+            if version not in components.appliers:
+                raise ReplicaError.from_code(
+                    ErrorCode.NOT_SUPPORTED_YET,
+                    f"START REPLICA SQL_THREAD FOR CHANNEL '{channel.name}' with APPLIER_VERSION="
+                    f"{int(version)}: no such applier is installed in this server",
+                )
+        elif components.receiver is None:
+            raise ReplicaError.from_code(
+                ErrorCode.NOT_SUPPORTED_YET,
+                f"START REPLICA IO_THREAD FOR CHANNEL '{channel.name}': no receiver is installed "
+                "in this server",
+            )
+
+    # -- STOP REPLICA --------------------------------------------------------------------------
+    def stop_replica(self, statement: StopReplica) -> Done:
+        """https://dev.mysql.com/doc/refman/8.4/en/stop-replica.html"""
+        with self.manager.lock:
+            self._check_initialised()
+            warnings = list(statement.warnings)
+            for channel in self._targets(statement.channel):
+                stopped = False
+                for thread in (ThreadType.IO, ThreadType.SQL):
+                    if thread in statement.threads:
+                        stopped = self.manager.stop(channel, thread) or stopped
+                if not stopped and (
+                    statement.channel is not None or channel.config.connection.configured
+                ):
+                    warnings.append(
+                        Diagnostic.of(
+                            Level.NOTE, ErrorCode.REPLICA_CHANNEL_WAS_NOT_RUNNING, channel.name
+                        )
+                    )
+            return Done(warnings)
+
+    # -- RESET REPLICA -------------------------------------------------------------------------
+    def reset_replica(self, statement: ResetReplica) -> Done:
+        """https://dev.mysql.com/doc/refman/8.4/en/reset-replica.html"""
+        with self.manager.lock:
+            self._check_initialised()
+            targets = self._targets(statement.channel)
+            for channel in targets:
+                if channel.io_running or channel.sql_running:
+                    raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_MUST_STOP, channel.name)
+            for channel in sorted(targets, key=lambda c: c.name != DEFAULT_CHANNEL):
+                if statement.all:
+                    self._reset_all(channel)
+                else:
+                    self._reset(channel)
+            return Done(list(statement.warnings))
+
+    def _reset(self, channel: Channel) -> None:
+        config = channel.config
+        connection = replace(
+            config.connection, source_log_file="", source_log_pos=4, source_uuid=""
+        )
+        applier = replace(config.applier, sql_delay=0, relay_log_file="", relay_log_pos=4)
+        new = ChannelConfig(channel.name, connection, applier)
+        if config.connection.configured or channel.name != DEFAULT_CHANNEL:
+            self.store.save_channel(new)
+        self.store.delete_worker_info(channel.name)
+        channel.config = new
+        channel.status.reset()
+
+    def _reset_all(self, channel: Channel) -> None:
+        self.store.delete_channel(channel.name)
+        if channel.name == DEFAULT_CHANNEL:
+            channel.config = self._new_channel_config(DEFAULT_CHANNEL)
+            channel.status.reset()
+        else:
+            self.manager.remove(channel.name)
+
+    def record_applier_error(self, channel: Channel, number: int, message: str) -> None:
+        """Show an applier failure in SHOW REPLICA STATUS (used by appliers' exit path)."""
+        channel.status.update(sql_error=ErrorInfo.now(number, message))

@@ -1,0 +1,1 @@
+"""Virtual tables: performance_schema and mysql replication tables, SHOW REPLICA STATUS."""
