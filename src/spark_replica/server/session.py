@@ -36,7 +36,8 @@ from spark_replica.sql_handlers import (
     parse_set,
     query_virtual_tables,
 )
-from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
+from spark_replica.sql_handlers.tables.ddl import catalog, create_table_statement
+from spark_replica.sql_handlers.tables.definitions import Column, ValueKind, get_table
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,17 @@ class ReplicaSession(Session):
         return [], []
 
     async def schema(self) -> dict[str, Any]:
-        return {"performance_schema": {}, "mysql": {}}
+        return catalog()
+
+    async def _show(self, expression: exp.Show) -> AllowedResult:
+        if expression.name.upper() == "CREATE TABLE":
+            db = expression.text("db") or self.database or ""
+            name = expression.text("target")
+            table = get_table(db, name)
+            if table is None:
+                raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, db, name)
+            return [(table.name, create_table_statement(table))], ["Table", "Create Table"]
+        return await super()._show(expression)
 
     # -- SHOW ----------------------------------------------------------------------------------
     def _show_warnings(self, show: exp.Show) -> AllowedResult:

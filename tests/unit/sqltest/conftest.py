@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-try:
-    import spark_replica.server.sqltest  # noqa: F401
-except ImportError:  # running from a checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "src"))
-
 from mysql_mimic import MysqlServer, Session, errors
 from sqlglot import expressions as exp
 from sqlglot.errors import ParseError

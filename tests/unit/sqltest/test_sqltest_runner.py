@@ -90,7 +90,16 @@ def run(
     test.write_text(script, encoding="utf-8")
     if result is not None:
         (tmp_path / "case.result").write_text(result, encoding="utf-8")
-    return run_file(test, **DEFAULTS, database=database, record=record, connector=server.connect)
+    return run_file(
+        test,
+        host="db.example",
+        port=3310,
+        user="root",
+        password="pw",
+        database=database,
+        record=record,
+        connector=server.connect,
+    )
 
 
 def output_of(tmp_path: Path, script: str, server: FakeServer) -> str:

@@ -11,7 +11,7 @@ from spark_replica.applier_core.errors import ErrorCode
 class ScriptError(Exception):
     """A script that cannot be parsed or run: unknown command, bad arguments, unknown error."""
 
-    def __init__(self, message: str, *, line: int | None = None, source: str | None = None):
+    def __init__(self, message: str, *, line: int | None = None, source: str | None = None) -> None:
         self.message = message
         self.line = line
         self.source = source

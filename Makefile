@@ -1,0 +1,42 @@
+# spark-replica. `make help` lists the targets.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: help install serve test test-fast lint types check bench clean
+
+help:  ## List the targets
+	@awk 'BEGIN {FS = ":.*##"} /^[a-z-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)  ## Create the virtualenv and install the project with its test tools
+
+serve: $(STAMP)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
+	$(BIN)/spark-replica serve
+
+test: $(STAMP)  ## Run every test (unit, wire with real clients, SQL scripts)
+	$(BIN)/pytest -q
+
+test-fast: $(STAMP)  ## Run the tests that need no external client program
+	$(BIN)/pytest -q -m "not clients and not spark"
+
+lint: $(STAMP)  ## ruff check and ruff format --check
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+types: $(STAMP)  ## mypy (strict)
+	$(BIN)/mypy
+
+check: lint types test  ## lint + types + test
+
+bench: $(STAMP)  ## Front-end latency and concurrency benchmark
+	$(BIN)/python tests/bench/bench_frontend.py
+
+clean:  ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
