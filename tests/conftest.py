@@ -34,3 +34,12 @@ def server(tmp_path: Path, idle: IdleComponents) -> Iterator[int]:
     """A running replica (with idle test components installed); yields its port."""
     with running_server(tmp_path / "data", idle.components()) as background:
         yield background.port
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-sql",
+        action="store_true",
+        default=False,
+        help="rewrite the .result files of tests/sql from what the server answers",
+    )

@@ -42,6 +42,8 @@ class Assignment:
     explicit_scope: bool
     name: str
     value: object  # int, float, str, None, DEFAULT or Expression
+    #: The scope came from a GLOBAL/SESSION/PERSIST keyword (it carries to later assignments).
+    keyword_scope: bool = False
 
 
 def parse_set(sql: str) -> list[Assignment] | None:
@@ -75,35 +77,41 @@ class _Parser:
         return token
 
     def assignments(self) -> list[Assignment]:
-        result = [self.assignment()]
+        # A scope keyword carries over to the assignments after it: SET GLOBAL a=1, b=2.
+        result = [self.assignment(None)]
         while self.token.is_symbol(","):
             self.advance()
-            result.append(self.assignment())
+            carried = result[-1] if result[-1].keyword_scope else None
+            result.append(self.assignment(carried))
         if self.token.is_symbol(";"):
             self.advance()
         if self.token.kind is not Kind.END:
             raise syntax_error(self.sql, self.token)
         return result
 
-    def assignment(self) -> Assignment:
+    def assignment(self, carried: Assignment | None) -> Assignment:
         scope, explicit = Scope.SESSION, False
+        keyword = False
+        if carried is not None:
+            scope, explicit, keyword = carried.scope, True, True
         if self.token.is_word("GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY"):
             word = self.advance().value
-            scope, explicit = Scope(_SCOPES.get(word, word)), True
+            scope, explicit, keyword = Scope(_SCOPES.get(word, word)), True, True
         elif self.token.is_symbol("@"):
             self.advance()
             if self.token.is_symbol("@"):
                 self.advance()
                 scope, explicit = self.system_prefix()
+                keyword = False
             else:
-                scope, explicit = Scope.USER, True
+                scope, explicit, keyword = Scope.USER, True, False
         name = self.name()
         if self.token.is_symbol(":"):
             self.advance()
         if not self.token.is_symbol("="):
             raise syntax_error(self.sql, self.token)
         self.advance()
-        return Assignment(scope, explicit, name, self.value())
+        return Assignment(scope, explicit, name, self.value(), keyword)
 
     def system_prefix(self) -> tuple[Scope, bool]:
         """After ``@@``: an optional ``global.``/``session.``/``persist.`` prefix."""

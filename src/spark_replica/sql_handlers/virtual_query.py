@@ -23,6 +23,17 @@ VIRTUAL_SCHEMAS = frozenset({"performance_schema", "mysql"})
 RowSource = Callable[[TableDef], Sequence[tuple[object, ...]]]
 
 
+_EXECUTOR_TYPES = {
+    ValueKind.INTEGER: "BIGINT",
+    ValueKind.UNSIGNED: "BIGINT",
+    ValueKind.DECIMAL: "DECIMAL",
+    ValueKind.FLOAT: "DOUBLE",
+    ValueKind.STRING: "TEXT",
+    ValueKind.TIMESTAMP: "TEXT",
+    ValueKind.BLOB: "TEXT",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ResultField:
     name: str
@@ -64,8 +75,12 @@ def run(
 ) -> tuple[list[ResultField], list[tuple[object, ...]]]:
     """Execute ``expression`` over the rows ``source`` gives for each table."""
     data: dict[str, dict[str, list[dict[str, object]]]] = {}
+    schema: dict[str, dict[str, dict[str, str]]] = {}
     by_name: dict[str, Column] = {}
     for table in tables:
+        schema.setdefault(table.schema, {})[table.name] = {
+            c.name.lower(): _EXECUTOR_TYPES[c.kind] for c in table.columns
+        }
         names = [c.name.lower() for c in table.columns]
         records = [dict(zip(names, row, strict=True)) for row in source(table)]
         data.setdefault(table.schema, {})[table.name] = records
@@ -73,7 +88,7 @@ def run(
             by_name.setdefault(column.name.lower(), column)
     query = _lowercase(expression.copy(), database)
     try:
-        result = execute(query, tables=data, dialect="mysql")
+        result = execute(query, schema=schema, tables=data, dialect="mysql")
     except (ExecuteError, OptimizeError) as e:
         raise _as_mysql_error(e) from e
     result_rows: list[tuple[object, ...]] = [tuple(row) for row in result.rows]
