@@ -13,7 +13,13 @@ import enum
 from dataclasses import dataclass
 
 from spark_replica.applier_core.settings import DEFAULT
-from spark_replica.sql_handlers.parser.tokens import Kind, Token, syntax_error, tokenize
+from spark_replica.sql_handlers.parser.tokens import (
+    Kind,
+    Token,
+    TokenCursor,
+    syntax_error,
+    tokenize,
+)
 
 _NOT_ASSIGNMENTS = frozenset(
     {"NAMES", "CHARACTER", "CHARSET", "TRANSACTION", "PASSWORD", "ROLE", "RESOURCE"}
@@ -60,21 +66,9 @@ def parse_set(sql: str) -> list[Assignment] | None:
     return _Parser(sql, tokens).assignments()
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, sql: str, tokens: list[Token]) -> None:
-        self.sql = sql
-        self.tokens = tokens
-        self.pos = 1
-
-    @property
-    def token(self) -> Token:
-        return self.tokens[self.pos]
-
-    def advance(self) -> Token:
-        token = self.tokens[self.pos]
-        if token.kind is not Kind.END:
-            self.pos += 1
-        return token
+        super().__init__(sql, tokens, pos=1)
 
     def assignments(self) -> list[Assignment]:
         # A scope keyword carries over to the assignments after it: SET GLOBAL a=1, b=2.

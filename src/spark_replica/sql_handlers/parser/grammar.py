@@ -32,7 +32,13 @@ from spark_replica.sql_handlers.parser.statements import (
     Until,
     UntilKind,
 )
-from spark_replica.sql_handlers.parser.tokens import Kind, Token, syntax_error, tokenize
+from spark_replica.sql_handlers.parser.tokens import (
+    Kind,
+    Token,
+    TokenCursor,
+    syntax_error,
+    tokenize,
+)
 
 MAX_PASSWORD_LENGTH = 32
 
@@ -74,24 +80,12 @@ LEGACY_OPTION_NAMES = {
 del LEGACY_OPTION_NAMES["MASTER_CONNECTION_AUTO_FAILOVER"]  # new in 8.0.22, never had an old name
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, sql: str) -> None:
-        self.sql = sql
-        self.tokens = tokenize(sql)
-        self.pos = 0
+        super().__init__(sql, tokenize(sql))
         self.warnings: list[Diagnostic] = []
 
     # -- token helpers -------------------------------------------------------------------------
-    @property
-    def token(self) -> Token:
-        return self.tokens[self.pos]
-
-    def advance(self) -> Token:
-        token = self.tokens[self.pos]
-        if token.kind is not Kind.END:
-            self.pos += 1
-        return token
-
     def error(self, token: Token | None = None) -> ParseError:
         return syntax_error(self.sql, token or self.token)
 

@@ -49,6 +49,26 @@ def syntax_error(sql: str, token: Token) -> ParseError:
     )
 
 
+class TokenCursor:
+    """A position in a token list; parsers build on it."""
+
+    def __init__(self, sql: str, tokens: list[Token], pos: int = 0) -> None:
+        self.sql = sql
+        self.tokens = tokens
+        self.pos = pos
+
+    @property
+    def token(self) -> Token:
+        return self.tokens[self.pos]
+
+    def advance(self) -> Token:
+        """The current token; moves past it unless it is the end."""
+        token = self.tokens[self.pos]
+        if token.kind is not Kind.END:
+            self.pos += 1
+        return token
+
+
 def tokenize(sql: str) -> list[Token]:
     """Split ``sql`` into tokens; comments and white space are dropped.
 
