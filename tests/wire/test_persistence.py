@@ -23,8 +23,9 @@ def test_applier_settings_survive_restart_t34(tmp_path: Path) -> None:
 
     with running_server(data) as second, connect(second.port) as conn, conn.cursor() as cur:
         cur.execute(
-            "SELECT CHANNEL_NAME, APPLIER_VERSION, APPLIER_WORKER_COUNT, APPLIER_EVENT_MEMORY_LIMIT "
-            "FROM performance_schema.replication_applier_configuration ORDER BY CHANNEL_NAME"
+            "SELECT CHANNEL_NAME, APPLIER_VERSION, APPLIER_WORKER_COUNT, "
+            "APPLIER_EVENT_MEMORY_LIMIT FROM performance_schema.replication_applier_configuration "
+            "ORDER BY CHANNEL_NAME"
         )
         assert cur.fetchall() == (("c1", 2, 12, 2147483648), ("c2", 1, 4, 0))
         cur.execute(

@@ -29,9 +29,11 @@ from spark_replica.applier_core.settings import DEFINITIONS, display
 from spark_replica.server.variables import ReplicaSessionVariables
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
+    STATEMENT_KEYWORDS,
     ReplicaContext,
     execute_replication_statement,
     execute_set,
+    leading_word,
     parse_replication_statement,
     parse_set,
     query_virtual_tables,
@@ -77,6 +79,8 @@ class ReplicaSession(Session):
         self.context = context
         self.diagnostics: list[Diagnostic] = []
         self.affected_rows = 0
+        # SHOW WARNINGS and friends report no warnings of their own (clients loop otherwise).
+        self._reporting = True
         super().__init__(ReplicaSessionVariables(context.settings, self._counts))
         index = self.middlewares.index(self._info_schema_middleware)
         self.middlewares.insert(index, self._virtual_tables_middleware)
@@ -88,7 +92,8 @@ class ReplicaSession(Session):
 
     @property
     def warning_count(self) -> int:
-        return len(self.diagnostics)
+        """The warning count sent in the OK or EOF packet of the current statement."""
+        return len(self.diagnostics) if self._reporting else 0
 
     def _client(self) -> ClientInfo:
         user = self.username or ""
@@ -98,7 +103,8 @@ class ReplicaSession(Session):
 
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
         normalized = " ".join(sql.split()).upper().rstrip(";").strip()
-        if not normalized.startswith(_DIAGNOSTIC_QUERIES):
+        self._reporting = not normalized.startswith(_DIAGNOSTIC_QUERIES)
+        if self._reporting:
             self.diagnostics = []
         self.affected_rows = 0
         try:
@@ -108,11 +114,18 @@ class ReplicaSession(Session):
         except Exception as e:
             error = to_mysql_error(e, sql)
             self.diagnostics = [Diagnostic(Level.ERROR, int(error.code), error.msg)]
+            self._reporting = True
             raise error from e
 
     async def _dispatch(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
-        if not sql.strip():
+        if not sql.strip().strip(";").strip():
             raise ReplicaError.from_code(ErrorCode.EMPTY_QUERY)
+        first = leading_word(sql)
+        if first == "" and not sql.strip().startswith((";", "'", '"', "`")):
+            # Only comments: MySQL answers OK without running anything.
+            return None
+        if first not in STATEMENT_KEYWORDS:
+            raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
         statement = parse_replication_statement(sql)
         if statement is not None:
             client = self._client()
@@ -136,6 +149,17 @@ class ReplicaSession(Session):
             )
             return None
         return await super().handle_query(sql, attrs)
+
+    def _parse(self, sql: str) -> list[exp.Expression]:
+        expressions = super()._parse(sql)
+        if len(expressions) > 1:
+            # The server does not offer CLIENT_MULTI_STATEMENTS: a second statement is an error.
+            second = expressions[1].sql(dialect="mysql")
+            raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, second, 1)
+        for expression in expressions:
+            if _incomplete(expression, sql):
+                raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, "", 1)
+        return expressions
 
     async def _evaluate(self, expression_sql: str) -> Any:
         """The value of a SET expression, computed by the static SELECT path."""
@@ -202,6 +226,18 @@ class ReplicaSession(Session):
 
 def _near(sql: str) -> str:
     return sql.strip().rstrip(";")
+
+
+def _incomplete(expression: exp.Expression, sql: str) -> bool:
+    """A bare SELECT, or START without TRANSACTION (sqlglot reads it as BEGIN)."""
+    if isinstance(expression, exp.Select) and not expression.expressions:
+        return True
+    words = sql.split()
+    return (
+        isinstance(expression, exp.Transaction)
+        and words[0].upper() == "START"
+        and (len(words) < 2 or words[1].upper().rstrip(";") != "TRANSACTION")
+    )
 
 
 __all__ = ["Column", "ReplicaSession", "result_set"]

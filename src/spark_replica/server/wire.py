@@ -49,6 +49,12 @@ def to_mysql_error(error: BaseException, sql: str = "") -> MysqlError:
         return MysqlError(error.message, cast(mimic_errors.ErrorCode, error.code))
     if isinstance(error, SqlglotParseError | TokenError):
         return MysqlError(_parse_error_message(error, sql), mimic_errors.ErrorCode.PARSE_ERROR)
+    if isinstance(error, RecursionError):
+        # MySQL's parser gives up on deep nesting with 1064 "memory exhausted".
+        near = sql.strip()[:80]
+        return MysqlError(
+            f"memory exhausted near '{near}' at line 1", mimic_errors.ErrorCode.PARSE_ERROR
+        )
     logger.exception("internal error", exc_info=error)
     text = _ANSI.sub("", str(error)) or type(error).__name__
     return MysqlError(text, mimic_errors.ErrorCode.UNKNOWN_ERROR)

@@ -7,11 +7,15 @@ from spark_replica.sql_handlers.dispatch import (
 )
 from spark_replica.sql_handlers.dispatch import execute_set as execute_set
 from spark_replica.sql_handlers.dispatch import query_virtual_tables as query_virtual_tables
+from spark_replica.sql_handlers.parser.grammar import STATEMENT_KEYWORDS as STATEMENT_KEYWORDS
+from spark_replica.sql_handlers.parser.grammar import leading_word as leading_word
 from spark_replica.sql_handlers.parser.grammar import parse as parse_replication_statement
 from spark_replica.sql_handlers.replication.service import ReplicationService as ReplicationService
 from spark_replica.sql_handlers.set_statement import parse_set as parse_set
 
 __all__ = [
+    "STATEMENT_KEYWORDS",
+    "leading_word",
     "ReplicaContext",
     "ReplicationService",
     "StatementOutcome",

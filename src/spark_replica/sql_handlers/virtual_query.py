@@ -7,7 +7,7 @@ or expression text the user wrote), with types taken from the table definitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -76,7 +76,6 @@ def run(
     """Execute ``expression`` over the rows ``source`` gives for each table."""
     data: dict[str, dict[str, list[dict[str, object]]]] = {}
     schema: dict[str, dict[str, dict[str, str]]] = {}
-    by_name: dict[str, Column] = {}
     for table in tables:
         schema.setdefault(table.schema, {})[table.name] = {
             c.name.lower(): _EXECUTOR_TYPES[c.kind] for c in table.columns
@@ -84,15 +83,13 @@ def run(
         names = [c.name.lower() for c in table.columns]
         records = [dict(zip(names, row, strict=True)) for row in source(table)]
         data.setdefault(table.schema, {})[table.name] = records
-        for column in table.columns:
-            by_name.setdefault(column.name.lower(), column)
     query = _lowercase(expression.copy(), database)
     try:
         result = execute(query, schema=schema, tables=data, dialect="mysql")
     except (ExecuteError, OptimizeError) as e:
         raise _as_mysql_error(e) from e
     result_rows: list[tuple[object, ...]] = [tuple(row) for row in result.rows]
-    fields = _fields(expression, list(result.columns), by_name, result_rows)
+    fields = _fields(expression, list(result.columns), _resolver(expression, tables), result_rows)
     rows = [tuple(_mysql_value(v) for v in row) for row in result_rows]
     return fields, rows
 
@@ -108,10 +105,32 @@ def _lowercase(expression: exp.Expression, database: str | None) -> exp.Expressi
     return expression
 
 
+def _resolver(
+    expression: exp.Expression, tables: list[TableDef]
+) -> Callable[[str, str], Column | None]:
+    """Find a column's definition by name, honouring a table qualifier or alias."""
+    by_alias: dict[str, TableDef] = {}
+    for node in expression.find_all(exp.Table):
+        definition = next((t for t in tables if t.name == node.name.lower()), None)
+        if definition is not None:
+            by_alias[node.alias_or_name.lower()] = definition
+
+    def resolve(name: str, qualifier: str) -> Column | None:
+        candidates = [by_alias[qualifier.lower()]] if qualifier.lower() in by_alias else tables
+        for table in candidates:
+            try:
+                return table.column(name)
+            except KeyError:
+                continue
+        return None
+
+    return resolve
+
+
 def _fields(
     original: exp.Expression,
     columns: list[str],
-    by_name: Mapping[str, Column],
+    resolve: Callable[[str, str], Column | None],
     rows: Sequence[tuple[object, ...]],
 ) -> list[ResultField]:
     selects = original.selects if isinstance(original, exp.Query) else []
@@ -121,7 +140,7 @@ def _fields(
         column: Column | None = None
         shown = name
         if has_star or i >= len(selects):
-            column = by_name.get(name.lower())
+            column = resolve(name, "")
             shown = column.name if column else name
         else:
             projection = selects[i]
@@ -129,9 +148,9 @@ def _fields(
                 shown = projection.alias
                 inner = projection.this
                 if isinstance(inner, exp.Column):
-                    column = by_name.get(inner.name.lower())
+                    column = resolve(inner.name, inner.table)
             elif isinstance(projection, exp.Column):
-                column = by_name.get(projection.name.lower())
+                column = resolve(projection.name, projection.table)
                 shown = column.name if column else projection.name
             else:
                 shown = projection.sql(dialect="mysql")

@@ -393,6 +393,29 @@ _ROUTES: dict[tuple[str, str], Callable[[_Parser], Statement]] = {
 }
 
 
+#: Words a MySQL statement may start with; anything else is a syntax error at its first word.
+STATEMENT_KEYWORDS = frozenset(
+    {
+        "ALTER", "ANALYZE", "BEGIN", "CALL", "CHANGE", "CHECK", "COMMIT", "CREATE", "DELETE",
+        "DESC", "DESCRIBE", "DO", "DROP", "EXPLAIN", "FLUSH", "GRANT", "HANDLER", "HELP",
+        "INSERT", "INSTALL", "KILL", "LOAD", "LOCK", "OPTIMIZE", "PREPARE", "PURGE", "RENAME",
+        "REPAIR", "REPLACE", "RESET", "REVOKE", "ROLLBACK", "SAVEPOINT", "SELECT", "SET",
+        "SHOW", "START", "STOP", "TABLE", "TRUNCATE", "UNINSTALL", "UNLOCK", "UPDATE", "USE",
+        "VALUES", "WITH", "XA", "(",
+    }
+)  # fmt: skip
+
+
+def leading_word(sql: str) -> str:
+    """The first word (or opening parenthesis) of ``sql``, upper case; '' when none."""
+    try:
+        tokens = tokenize(sql)
+    except ReplicaError:
+        return ""
+    first = tokens[0]
+    return first.value if first.kind in (Kind.WORD, Kind.SYMBOL) else ""
+
+
 def leading_words(sql: str, count: int = 2) -> tuple[str, ...]:
     """The first ``count`` words of ``sql``, upper case (comments skipped)."""
     try:

@@ -231,7 +231,7 @@ def change_source(statement: ChangeSource, current: ChannelConfig, env: Environm
             raise ReplicaError.from_code(ErrorCode.CSA_CRST_REQUIREMENT_GTID_ONLY)
 
     # 5. MySQL's rules between options.
-    _check_gtid_mode(opts, new_connection, new_applier, env)
+    _check_gtid_mode(opts, new_applier, name, env)
     _check_inter_option(opts, connection, new_connection, new_applier, name, env, warnings)
 
     if "SOURCE_USER" in opts or "SOURCE_PASSWORD" in opts:
@@ -322,8 +322,8 @@ def _csa_checks_apply(opts: dict[str, object], before: ApplierSettings) -> bool:
 
 def _check_gtid_mode(
     opts: dict[str, object],
-    connection: SourceConnection,
     applier: ApplierSettings,
+    name: str,
     env: Environment,
 ) -> None:
     if env.gtid_mode == "ON":
@@ -338,11 +338,10 @@ def _check_gtid_mode(
         )
     if opts.get("GTID_ONLY"):
         raise ReplicaError.from_code(
-            ErrorCode.CHANGE_REPLICATION_SOURCE_NO_OPTIONS_FOR_GTID_ONLY, applier and ""
+            ErrorCode.CHANGE_REPLICATION_SOURCE_NO_OPTIONS_FOR_GTID_ONLY, name
         )
     if opts.get("SOURCE_CONNECTION_AUTO_FAILOVER"):
         raise ReplicaError.from_code(ErrorCode.RPL_ASYNC_RECONNECT_GTID_MODE_OFF)
-    del connection
 
 
 def _check_inter_option(
