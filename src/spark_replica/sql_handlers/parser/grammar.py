@@ -407,12 +407,11 @@ STATEMENT_KEYWORDS = frozenset(
 
 
 def leading_word(sql: str) -> str:
-    """The first word (or opening parenthesis) of ``sql``, upper case; '' when none."""
-    try:
-        tokens = tokenize(sql)
-    except ReplicaError:
-        return ""
-    first = tokens[0]
+    """The first word (or opening parenthesis) of ``sql``, upper case; '' when none.
+
+    Raises the lexer's 1064 for an unterminated quote or comment.
+    """
+    first = tokenize(sql)[0]
     return first.value if first.kind in (Kind.WORD, Kind.SYMBOL) else ""
 
 
