@@ -15,9 +15,7 @@ def no_thread_leaks() -> Iterator[None]:
     """Fail a test that leaves a thread behind."""
     before = set(threading.enumerate())
     yield
-    leaked = [
-        t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
-    ]
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     for thread in leaked:
         thread.join(timeout=5)
     leaked = [t for t in leaked if t.is_alive()]

@@ -59,8 +59,7 @@ MSG_7501 = "Coordinator thread count out of bounds. Please specify a value betwe
 MSG_7502 = "Applier worker count can only be configured when using CSA applier version."
 MSG_7503 = "Applier event memory limit can only be configured when using CSA applier version."
 MSG_7504 = (
-    "Applier event memory limit out of bounds. Actual limit has been set to the "
-    "max_allowed_packet."
+    "Applier event memory limit out of bounds. Actual limit has been set to the max_allowed_packet."
 )
 MSG_7506 = (
     "The Change Stream Applier does not currently support the SOURCE_DELAY option of the "
@@ -717,11 +716,6 @@ def test_gtid_only_needs_gtid_mode_on_4065() -> None:
     assert error.code == 4065
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_check_gtid_mode passes `applier and \"\"` as the channel argument, so the 4065 "
-    "message names channel '' instead of the statement's channel",
-)
 def test_gtid_only_with_gtid_mode_not_on_names_the_channel() -> None:
     error = rejected(
         "GTID_ONLY=1, SOURCE_AUTO_POSITION=1, REQUIRE_ROW_FORMAT=1", gtid_mode="ON_PERMISSIVE"
@@ -761,8 +755,7 @@ def test_heartbeat_default_follows_replica_net_timeout() -> None:
 
 def test_host_change_keeps_an_explicit_heartbeat_and_positions() -> None:
     outcome = run(
-        "SOURCE_HOST='other', SOURCE_HEARTBEAT_PERIOD=2, SOURCE_LOG_FILE='b.1', "
-        "SOURCE_LOG_POS=400",
+        "SOURCE_HOST='other', SOURCE_HEARTBEAT_PERIOD=2, SOURCE_LOG_FILE='b.1', SOURCE_LOG_POS=400",
         POSITIONED,
     )
     new = outcome.config.connection
