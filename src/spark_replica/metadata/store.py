@@ -39,7 +39,7 @@ from spark_replica.applier_core.channels.config import (
     PrimaryKeyCheck,
     SourceConnection,
 )
-from spark_replica.applier_core.channels.store import ChannelStore, VariableStore
+from spark_replica.applier_core.channels.store import ChannelChanges, ChannelStore, VariableStore
 from spark_replica.metadata.models import (
     MASTER_INFO_LINES,
     MYSQL_TABLE_NAMES,
@@ -126,21 +126,29 @@ class MetadataStore(ChannelStore, VariableStore):
 
     def save_channel(self, config: ChannelConfig) -> None:
         """Insert or replace both metadata rows of one channel; an update keeps its place."""
-        with self._transaction() as s:
-            existing = s.get(SlaveMasterInfo, config.name)
-            if existing is not None:
-                created_seq = existing.created_seq
-            else:
-                last = s.scalar(select(func.max(SlaveMasterInfo.created_seq)))
-                created_seq = (last or 0) + 1
-            s.merge(_master_row(config, created_seq))
-            s.merge(_relay_row(config))
+        self.apply_channel_changes(ChannelChanges(save=(config,)))
 
     def delete_channel(self, name: str) -> None:
         """Remove the connection, applier and worker metadata of a channel."""
+        self.apply_channel_changes(ChannelChanges(delete=(name,)))
+
+    def apply_channel_changes(self, changes: ChannelChanges) -> None:
+        """Deletes, then saves, then worker-row removals, all in one transaction."""
         with self._transaction() as s:
-            for model in (SlaveMasterInfo, SlaveRelayLogInfo, SlaveWorkerInfo):
-                s.execute(delete(model).where(model.channel_name == name))
+            for name in changes.delete:
+                for model in (SlaveMasterInfo, SlaveRelayLogInfo, SlaveWorkerInfo):
+                    s.execute(delete(model).where(model.channel_name == name))
+            for config in changes.save:
+                existing = s.get(SlaveMasterInfo, config.name)
+                if existing is not None:
+                    created_seq = existing.created_seq
+                else:
+                    last = s.scalar(select(func.max(SlaveMasterInfo.created_seq)))
+                    created_seq = (last or 0) + 1
+                s.merge(_master_row(config, created_seq))
+                s.merge(_relay_row(config))
+            for name in changes.clear_workers:
+                s.execute(delete(SlaveWorkerInfo).where(SlaveWorkerInfo.channel_name == name))
 
     # -- workers ------------------------------------------------------------------------------
 

@@ -6,9 +6,19 @@ Every method is one transaction: a statement either stores all it changed or not
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from spark_replica.applier_core.channels.config import ChannelConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelChanges:
+    """Everything one replication statement changes in the channel metadata."""
+
+    save: tuple[ChannelConfig, ...] = ()
+    delete: tuple[str, ...] = ()
+    clear_workers: tuple[str, ...] = field(default_factory=tuple)
 
 
 class ChannelStore(Protocol):
@@ -24,6 +34,10 @@ class ChannelStore(Protocol):
 
     def delete_channel(self, name: str) -> None:
         """Remove every row of a channel (connection, applier and worker metadata)."""
+        ...
+
+    def apply_channel_changes(self, changes: ChannelChanges) -> None:
+        """Store all of ``changes`` in one transaction."""
         ...
 
 

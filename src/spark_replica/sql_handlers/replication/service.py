@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from spark_replica.applier_core.channels.components import Credentials
 from spark_replica.applier_core.channels.config import (
@@ -24,7 +23,7 @@ from spark_replica.applier_core.channels.config import (
 )
 from spark_replica.applier_core.channels.manager import Channel, ChannelManager
 from spark_replica.applier_core.channels.status import ErrorInfo
-from spark_replica.applier_core.channels.store import ChannelStore
+from spark_replica.applier_core.channels.store import ChannelChanges, ChannelStore
 from spark_replica.applier_core.errors import Diagnostic, ErrorCode, Level, ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.settings import SystemVariables
@@ -39,10 +38,6 @@ from spark_replica.sql_handlers.replication.change_source import Environment, ch
 logger = logging.getLogger(__name__)
 
 
-class WorkerInfoStore(ChannelStore, Protocol):
-    def delete_worker_info(self, channel: str) -> None: ...
-
-
 @dataclass(slots=True)
 class Done:
     """The outcome of a statement that returns no rows."""
@@ -55,7 +50,7 @@ class ReplicationService:
     """CHANGE REPLICATION SOURCE, START/STOP/RESET REPLICA over one channel manager."""
 
     def __init__(
-        self, manager: ChannelManager, store: WorkerInfoStore, settings: SystemVariables
+        self, manager: ChannelManager, store: ChannelStore, settings: SystemVariables
     ) -> None:
         self.manager = manager
         self.store = store
@@ -101,10 +96,10 @@ class ReplicationService:
                 name = DEFAULT_CHANNEL
             channel = self.manager.get(name)
             if channel is None:
-                if not valid_channel_name(name):
-                    raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_NAME_INVALID_OR_TOO_LONG)
                 if len(self.manager) >= MAX_CHANNELS:
                     raise ReplicaError.from_code(ErrorCode.REPLICA_MAX_CHANNELS_EXCEEDED)
+                if not valid_channel_name(name):
+                    raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_NAME_INVALID_OR_TOO_LONG)
                 current = self._new_channel_config(name)
             else:
                 current = channel.config
@@ -117,7 +112,10 @@ class ReplicationService:
                 client_uses_tls=client_uses_tls,
             )
             outcome = change_source(statement, current, env)
-            self.store.save_channel(outcome.config)
+            clear = () if env.sql_running else (name,)
+            self.store.apply_channel_changes(
+                ChannelChanges(save=(outcome.config,), clear_workers=clear)
+            )
             if channel is None:
                 channel = self.manager.add(outcome.config)
             else:
@@ -126,7 +124,6 @@ class ReplicationService:
             if outcome.source_changed:
                 channel.status.update(count_received_heartbeats=0, last_heartbeat=0.0)
             if not env.sql_running:
-                self.store.delete_worker_info(name)
                 channel.status.set_workers([])
             return Done(outcome.warnings)
 
@@ -247,33 +244,47 @@ class ReplicationService:
             for channel in targets:
                 if channel.io_running or channel.sql_running:
                     raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_MUST_STOP, channel.name)
-            for channel in sorted(targets, key=lambda c: c.name != DEFAULT_CHANNEL):
-                if statement.all:
-                    self._reset_all(channel)
-                else:
-                    self._reset(channel)
+            ordered = sorted(targets, key=lambda c: c.name != DEFAULT_CHANNEL)
+            new_configs = {c.name: self._after_reset(c, everything=statement.all) for c in ordered}
+            # A default channel without a source has no metadata rows, as in MySQL.
+            self.store.apply_channel_changes(
+                ChannelChanges(
+                    save=tuple(
+                        cfg
+                        for cfg in new_configs.values()
+                        if cfg is not None
+                        and (cfg.name != DEFAULT_CHANNEL or cfg.connection.configured)
+                    ),
+                    delete=tuple(new_configs) if statement.all else (),
+                    clear_workers=tuple(new_configs),
+                )
+            )
+            for channel in ordered:
+                config = new_configs[channel.name]
+                if config is None:
+                    self.manager.remove(channel.name)
+                    continue
+                channel.config = config
+                channel.status.reset()
             return Done(list(statement.warnings))
 
-    def _reset(self, channel: Channel) -> None:
+    def _after_reset(self, channel: Channel, *, everything: bool) -> ChannelConfig | None:
+        """The configuration after RESET REPLICA [ALL]; None when the channel goes away.
+
+        RESET keeps the connection settings and the applier options but forgets positions
+        and resets SOURCE_DELAY; RESET ALL deletes a named channel and empties the default
+        one, whose APPLIER_* settings go back to their defaults (INT.0014, INT.0025, INT.0036).
+        """
+        if everything:
+            if channel.name != DEFAULT_CHANNEL:
+                return None
+            return self._new_channel_config(DEFAULT_CHANNEL)
         config = channel.config
         connection = replace(
             config.connection, source_log_file="", source_log_pos=4, source_uuid=""
         )
         applier = replace(config.applier, sql_delay=0, relay_log_file="", relay_log_pos=4)
-        new = ChannelConfig(channel.name, connection, applier)
-        if config.connection.configured or channel.name != DEFAULT_CHANNEL:
-            self.store.save_channel(new)
-        self.store.delete_worker_info(channel.name)
-        channel.config = new
-        channel.status.reset()
-
-    def _reset_all(self, channel: Channel) -> None:
-        self.store.delete_channel(channel.name)
-        if channel.name == DEFAULT_CHANNEL:
-            channel.config = self._new_channel_config(DEFAULT_CHANNEL)
-            channel.status.reset()
-        else:
-            self.manager.remove(channel.name)
+        return ChannelConfig(channel.name, connection, applier)
 
     def record_applier_error(self, channel: Channel, number: int, message: str) -> None:
         """Show an applier failure in SHOW REPLICA STATUS (used by appliers' exit path)."""
