@@ -97,12 +97,6 @@ def test_performance_schema_table_names(engine: Engine) -> None:
         assert inspector.has_table(table, schema="mysql")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="SHOW FULL TABLES FROM mysql reports Table_type 'SYSTEM TABLE' (mysql-mimic's "
-    "information_schema.tables) where MySQL reports 'BASE TABLE', so SQLAlchemy lists none",
-)
 def test_mysql_schema_table_names(engine: Engine) -> None:
     names = inspect(engine).get_table_names("mysql")
     assert {"slave_master_info", "slave_relay_log_info", "slave_worker_info"} <= set(names)

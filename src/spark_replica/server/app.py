@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import mysql_mimic.server
 from mysql_mimic import MysqlServer
+from mysql_mimic.control import LocalControl
 
 from spark_replica.applier_core.channels.components import Components
 from spark_replica.applier_core.channels.manager import ChannelManager
@@ -87,6 +89,8 @@ class ReplicaServer:
         assert self.store is not None
         self._server = MysqlServer(
             session_factory=lambda: ReplicaSession(context),
+            # Connection ids stay below 2**31: Connector/J reads them as a signed int.
+            control=LocalControl(server_id=random.randrange(1, 1 << 15)),
             identity_provider=ReplicaIdentityProvider(self.store),
         )
         await self._server.start_server(host=self.config.bind, port=self.config.port)

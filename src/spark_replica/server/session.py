@@ -16,6 +16,7 @@ from typing import Any
 
 from mysql_mimic import ColumnType, ResultColumn, ResultSet, Session
 from mysql_mimic.results import AllowedResult
+from mysql_mimic.schema import InfoSchema
 from mysql_mimic.session import Query
 from sqlglot import expressions as exp
 
@@ -26,6 +27,7 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
 )
 from spark_replica.applier_core.settings import DEFINITIONS, display
+from spark_replica.server.catalog import virtual_info_schema
 from spark_replica.server.variables import ReplicaSessionVariables
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
@@ -38,7 +40,7 @@ from spark_replica.sql_handlers import (
     parse_set,
     query_virtual_tables,
 )
-from spark_replica.sql_handlers.tables.ddl import catalog, create_table_statement
+from spark_replica.sql_handlers.tables.ddl import create_table_statement
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind, get_table
 
 logger = logging.getLogger(__name__)
@@ -189,8 +191,8 @@ class ReplicaSession(Session):
             raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
         return [], []
 
-    async def schema(self) -> dict[str, Any]:
-        return catalog()
+    async def schema(self) -> InfoSchema:
+        return virtual_info_schema()
 
     async def _show(self, expression: exp.Show) -> AllowedResult:
         if expression.name.upper() == "CREATE TABLE":

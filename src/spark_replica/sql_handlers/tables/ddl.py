@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_replica.sql_handlers.tables.definitions import TABLES, TableDef
+from spark_replica.sql_handlers.tables.definitions import TableDef
 
 #: Primary keys as MySQL declares them (reference §1 and §2).
 PRIMARY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -27,7 +27,7 @@ def create_table_statement(table: TableDef) -> str:
       `source_uuid` char(36) NOT NULL,
     """
     lines = [
-        f"  `{c.name}` {_type_text(c.sql_type)}{'' if c.nullable else ' NOT NULL'}"
+        f"  `{c.name}` {type_text(c.sql_type)}{'' if c.nullable else ' NOT NULL'}"
         for c in table.columns
     ]
     key = PRIMARY_KEYS.get((table.schema, table.name))
@@ -43,19 +43,9 @@ def create_table_statement(table: TableDef) -> str:
     )
 
 
-def _type_text(sql_type: str) -> str:
+def type_text(sql_type: str) -> str:
     """Lower-case the type name, keeping ENUM values as written."""
     head, sep, rest = sql_type.partition("(")
     if head.startswith(("ENUM", "SET")):
         return head.lower() + sep + rest
     return sql_type.lower()
-
-
-def catalog() -> dict[str, dict[str, dict[str, str]]]:
-    """``{schema: {table: {column: type}}}`` for SHOW TABLES, SHOW COLUMNS, information_schema."""
-    result: dict[str, dict[str, dict[str, str]]] = {}
-    for (schema, name), table in TABLES.items():
-        result.setdefault(schema, {})[name] = {
-            c.name: _type_text(c.sql_type) for c in table.columns
-        }
-    return result
