@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_replica.applier_core.errors import Diagnostic, Level, ParseError, ReplicaError
+from spark_replica.applier_core.errors import Diagnostic, ErrorCode, Level, ParseError, ReplicaError
 from spark_replica.sql_handlers.parser.grammar import (
     ALL_OPTIONS,
     INTEGER_OPTIONS,
@@ -118,7 +118,16 @@ def test_privilege_checks_user(text: str, account: Account | None) -> None:
 def test_integer_options_take_integers_and_hex(option: str) -> None:
     assert change(f"{option}=1").options == {option: 1}
     assert change(f"{option} = 0x1F").options == {option: 31}
-    assert change(f"{option}=18446744073709551615").options == {option: 18446744073709551615}
+    assert change(f"{option}=9223372036854775807").options == {option: 9223372036854775807}
+
+
+@pytest.mark.parametrize("option", sorted(INTEGER_OPTIONS))
+def test_integer_options_beyond_64_bit_signed_are_refused(option: str) -> None:
+    """Metadata columns are 64-bit signed; a larger value is refused whole (1210)."""
+    with pytest.raises(ReplicaError) as caught:
+        change(f"{option}=9223372036854775808")
+    assert caught.value.code == ErrorCode.WRONG_ARGUMENTS
+    assert caught.value.message == f"Incorrect arguments to {option}"
 
 
 def test_decimal_is_truncated_for_ulong_options() -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mysql_mimic import ColumnType, ResultColumn, ResultSet, Session
 from mysql_mimic.results import AllowedResult
@@ -26,7 +27,7 @@ from spark_replica.applier_core.errors import (
     Level,
     ReplicaError,
 )
-from spark_replica.applier_core.settings import DEFINITIONS, display
+from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import virtual_info_schema
 from spark_replica.server.variables import ReplicaSessionVariables
 from spark_replica.server.wire import to_mysql_error
@@ -35,6 +36,7 @@ from spark_replica.sql_handlers import (
     ReplicaContext,
     execute_replication_statement,
     execute_set,
+    filter_rows,
     leading_word,
     parse_replication_statement,
     parse_set,
@@ -55,6 +57,7 @@ _KIND_TYPES = {
     ValueKind.BLOB: ColumnType.BLOB,
 }
 
+_SHOW_COUNT = re.compile(r"\s*SHOW\s+COUNT\s*\(\s*\*\s*\)\s+(WARNINGS|ERRORS)\s*;?\s*$", re.I)
 _DIAGNOSTIC_QUERIES = ("SHOW WARNINGS", "SHOW ERRORS", "SHOW COUNT", "SELECT @@WARNING_COUNT",
                        "SELECT @@ERROR_COUNT", "SELECT @@SESSION.WARNING_COUNT",
                        "SELECT @@SESSION.ERROR_COUNT")  # fmt: skip
@@ -83,9 +86,12 @@ class ReplicaSession(Session):
         self.affected_rows = 0
         # SHOW WARNINGS and friends report no warnings of their own (clients loop otherwise).
         self._reporting = True
+        #: User-defined variables (@name), by lower-case name.
+        self.user_variables: dict[str, Any] = {}
         super().__init__(ReplicaSessionVariables(context.settings, self._counts))
         index = self.middlewares.index(self._info_schema_middleware)
         self.middlewares.insert(index, self._virtual_tables_middleware)
+        self.middlewares.insert(0, self._user_variables_middleware)
 
     # -- diagnostics ---------------------------------------------------------------------------
     def _counts(self) -> tuple[int, int]:
@@ -143,11 +149,22 @@ class ReplicaSession(Session):
             if outcome.columns is None:
                 return None
             return result_set(outcome.columns, outcome.rows)
+        count = _SHOW_COUNT.match(sql)
+        if count is not None:
+            kind = count.group(1).lower()
+            warnings, errors = self._counts()
+            value = warnings if kind == "warnings" else errors
+            return [(value,)], [f"@@session.{kind[:-1]}_count"]
         assignments = parse_set(sql)
         if assignments is not None:
             client = self._client()
             self.diagnostics = await execute_set(
-                self.context, assignments, self.variables, self._evaluate, admin=client.admin
+                self.context,
+                assignments,
+                self.variables,
+                self.user_variables,
+                self._evaluate,
+                admin=client.admin,
             )
             return None
         return await super().handle_query(sql, attrs)
@@ -171,6 +188,22 @@ class ReplicaSession(Session):
         return rows[0][0] if rows else None
 
     # -- middlewares ---------------------------------------------------------------------------
+    async def _user_variables_middleware(self, q: Query) -> AllowedResult:
+        """Replace @name by its value (NULL when never set), as MySQL reads user variables."""
+
+        def substitute(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Parameter):
+                name = node.name.lower()
+                value = cast(exp.Expression, exp.convert(self.user_variables.get(name)))
+                if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
+                    alias = exp.to_identifier(f"@{node.name}", quoted=True)
+                    return cast(exp.Expression, exp.alias_(value, alias))
+                return value
+            return node
+
+        q.expression = q.expression.transform(substitute, copy=False)
+        return await q.next()
+
     async def _virtual_tables_middleware(self, q: Query) -> AllowedResult:
         outcome = query_virtual_tables(self.context, q.expression, self.database)
         if outcome is None:
@@ -216,13 +249,20 @@ class ReplicaSession(Session):
         return rows, ["Level", "Code", "Message"]
 
     def _show_variables(self, show: exp.Show) -> AllowedResult:
+        """SHOW [GLOBAL|SESSION] VARIABLES [LIKE 'p' | WHERE expr], booleans as ON/OFF."""
         rows, columns = super()._show_variables(show)
         shown: list[tuple[str, str | None]] = []
         for name, value in rows:
-            definition = DEFINITIONS.get(name)
+            definition = DEFINITIONS.get(ALIASES.get(name, name))
+            raw = self.variables.get(name)
             if definition is not None:
-                value = display(definition, self.context.settings.get(name))
+                value = display(definition, self.context.settings.get(definition.name))
+            elif isinstance(raw, bool):
+                value = "ON" if raw else "OFF"
             shown.append((name, value))
+        where = show.args.get("where")
+        if where is not None:
+            shown = filter_rows(shown, ["Variable_name", "Value"], where)
         return shown, columns
 
 

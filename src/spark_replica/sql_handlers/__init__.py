@@ -6,6 +6,7 @@ from spark_replica.sql_handlers.dispatch import (
     execute_replication_statement as execute_replication_statement,
 )
 from spark_replica.sql_handlers.dispatch import execute_set as execute_set
+from spark_replica.sql_handlers.dispatch import filter_rows as filter_rows
 from spark_replica.sql_handlers.dispatch import query_virtual_tables as query_virtual_tables
 from spark_replica.sql_handlers.parser.grammar import STATEMENT_KEYWORDS as STATEMENT_KEYWORDS
 from spark_replica.sql_handlers.parser.grammar import leading_word as leading_word
@@ -21,6 +22,7 @@ __all__ = [
     "StatementOutcome",
     "execute_replication_statement",
     "execute_set",
+    "filter_rows",
     "parse_replication_statement",
     "parse_set",
     "query_virtual_tables",

@@ -7,10 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlglot import expressions as exp
+from sqlglot.executor import execute
 
 from spark_replica.applier_core.channels.manager import ChannelManager
 from spark_replica.applier_core.errors import Diagnostic, ErrorCode, ReplicaError
-from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, SystemVariables, Value
+from spark_replica.applier_core.settings import (
+    ALIASES,
+    DEFAULT,
+    DEFINITIONS,
+    SystemVariables,
+    Value,
+)
 from spark_replica.sql_handlers.parser.statements import (
     ChangeSource,
     ResetReplica,
@@ -101,6 +108,7 @@ async def execute_set(
     context: ReplicaContext,
     assignments: list[Assignment],
     session_variables: MutableMapping[str, Any],
+    user_variables: MutableMapping[str, Any],
     evaluate: Callable[[str], Awaitable[Any]],
     *,
     admin: bool,
@@ -109,6 +117,7 @@ async def execute_set(
     warnings: list[Diagnostic] = []
     globals_: dict[str, Value] = {}
     session: list[tuple[str, Any]] = []
+    users: list[tuple[str, Any]] = []
     for assignment in assignments:
         value = assignment.value
         if isinstance(value, Expression):
@@ -116,7 +125,8 @@ async def execute_set(
         name = assignment.name
         is_replica = name in DEFINITIONS or name in ALIASES
         if assignment.scope is Scope.USER:
-            raise ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, "user-defined variables")
+            users.append((name, None if value is DEFAULT else value))
+            continue
         if assignment.scope in (Scope.GLOBAL, Scope.PERSIST, Scope.PERSIST_ONLY):
             if not is_replica:
                 if name not in session_variables:
@@ -124,6 +134,8 @@ async def execute_set(
                 raise ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, f"SET GLOBAL {name}")
             _require(admin, VARIABLES_ADMIN)
             definition, value_, notes = context.settings.prepare(name, value)
+            if definition.name == "gtid_mode":
+                context.service.check_gtid_mode_change(str(value_))
             warnings.extend(notes)
             globals_[definition.name] = value_
         elif is_replica:
@@ -137,7 +149,28 @@ async def execute_set(
         context.settings.apply(globals_)
     for name, value in session:
         session_variables[name] = value
+    user_variables.update(users)
     return warnings
+
+
+def filter_rows(
+    rows: list[tuple[str, str | None]], columns: list[str], where: exp.Expression
+) -> list[tuple[str, str | None]]:
+    """Rows of a two-column SHOW result that satisfy a WHERE clause."""
+    table = [dict(zip([c.lower() for c in columns], row, strict=True)) for row in rows]
+    query = (
+        exp.select(*[exp.column(c.lower()) for c in columns])
+        .from_("t")
+        .where(where.this.copy().transform(_lower_columns))
+    )
+    result = execute(query, tables={"t": table}, dialect="mysql")
+    return [(str(r[0]), r[1]) for r in result.rows]
+
+
+def _lower_columns(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Column):
+        return exp.column(node.name.lower())
+    return node
 
 
 def query_virtual_tables(

@@ -1,12 +1,21 @@
-"""SELECTs over the virtual tables (performance_schema, mysql.*), run on sqlglot's executor.
+"""SELECTs over the virtual tables (performance_schema, mysql.*).
 
-Column names are case-insensitive in MySQL but not in the executor, so the query and the rows
-are lower-cased before execution and the result columns get back MySQL's case (or the alias
-or expression text the user wrote), with types taken from the table definitions.
+Simple single-table queries are answered by :mod:`.virtual_fast`; everything else runs on
+sqlglot's executor. Column names are case-insensitive in MySQL but not in the executor, so
+the query is lower-cased before execution and the result columns get back MySQL's case (or the
+alias or expression text the user wrote), with types taken from the table definitions.
+
+String columns compare, group and sort ignoring case, as under MySQL's default ``_ci``
+collations: their values are handed to the executor as :class:`FoldedStr`. Two limits remain
+on that path: sqlglot's optimizer merges range comparisons between string literals (``<``,
+``>``...) case-sensitively before execution, and string functions (``UPPER``, ``CONCAT``...)
+return plain, case-sensitive strings. ENUM columns sort by their text, not by their position
+in the ENUM list as MySQL does.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -17,10 +26,13 @@ from sqlglot.executor import execute
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.sql_handlers.tables.definitions import Column, TableDef, ValueKind, get_table
+from spark_replica.sql_handlers.virtual_fast import compile_select
 
 VIRTUAL_SCHEMAS = frozenset({"performance_schema", "mysql"})
 
 RowSource = Callable[[TableDef], Sequence[tuple[object, ...]]]
+Resolver = Callable[[str, str], Column | None]
+Described = list[tuple[str, Column | None]]
 
 
 _EXECUTOR_TYPES = {
@@ -33,11 +45,55 @@ _EXECUTOR_TYPES = {
     ValueKind.BLOB: "TEXT",
 }
 
+# MySQL's order for resolving a SELECT's clauses, and how its errors name each clause.
+_CLAUSES = (
+    ("expressions", "field list"),
+    ("joins", "on clause"),
+    ("where", "where clause"),
+    ("group", "group statement"),
+    ("having", "having clause"),
+    ("order", "order clause"),
+)
+_UNRESOLVED = re.compile(r"Column '([^']*)' could not be resolved(?: for table: '([^']*)')?")
+_UNKNOWN = re.compile(r"Unknown column: (.*)")
+_UNKNOWN_POSITION = re.compile(r"Unknown output column: (.*)")
+
 
 @dataclass(frozen=True, slots=True)
 class ResultField:
     name: str
     kind: ValueKind
+
+
+class FoldedStr(str):
+    """A string that compares, sorts and hashes ignoring case, as MySQL's ``_ci`` collations."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.casefold() == other.casefold()
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.casefold() != other.casefold()
+        return NotImplemented
+
+    def __lt__(self, other: str) -> bool:
+        return self.casefold() < other.casefold()
+
+    def __le__(self, other: str) -> bool:
+        return self.casefold() <= other.casefold()
+
+    def __gt__(self, other: str) -> bool:
+        return self.casefold() > other.casefold()
+
+    def __ge__(self, other: str) -> bool:
+        return self.casefold() >= other.casefold()
+
+    def __hash__(self) -> int:
+        return hash(self.casefold())
 
 
 def virtual_tables(expression: exp.Expression, database: str | None) -> list[TableDef] | None:
@@ -73,7 +129,22 @@ def run(
     source: RowSource,
     database: str | None,
 ) -> tuple[list[ResultField], list[tuple[object, ...]]]:
-    """Execute ``expression`` over the rows ``source`` gives for each table."""
+    """Answer ``expression`` over the rows ``source`` gives for each table."""
+    if len(tables) == 1:
+        fast = compile_select(expression, tables[0], database)
+        if fast is not None:
+            fields = [ResultField(name, kind) for name, kind in fast.fields]
+            return fields, fast.run(source(tables[0]))
+    return run_on_executor(expression, tables, source, database)
+
+
+def run_on_executor(
+    expression: exp.Expression,
+    tables: list[TableDef],
+    source: RowSource,
+    database: str | None,
+) -> tuple[list[ResultField], list[tuple[object, ...]]]:
+    """Execute ``expression`` on sqlglot's executor (any query :func:`run` accepts)."""
     data: dict[str, dict[str, list[dict[str, object]]]] = {}
     schema: dict[str, dict[str, dict[str, str]]] = {}
     for table in tables:
@@ -81,39 +152,49 @@ def run(
             c.name.lower(): _EXECUTOR_TYPES[c.kind] for c in table.columns
         }
         names = [c.name.lower() for c in table.columns]
-        records = [dict(zip(names, row, strict=True)) for row in source(table)]
+        folded = [c.kind is ValueKind.STRING for c in table.columns]
+        records = [
+            {
+                name: FoldedStr(value) if fold and isinstance(value, str) else value
+                for name, value, fold in zip(names, row, folded, strict=True)
+            }
+            for row in source(table)
+        ]
         data.setdefault(table.schema, {})[table.name] = records
     query = _lowercase(expression.copy(), database)
     try:
         result = execute(query, schema=schema, tables=data, dialect="mysql")
     except (ExecuteError, OptimizeError) as e:
-        raise _as_mysql_error(e) from e
+        raise _as_mysql_error(e, expression) from e
     result_rows: list[tuple[object, ...]] = [tuple(row) for row in result.rows]
-    fields = _fields(expression, list(result.columns), _resolver(expression, tables), result_rows)
+    fields = _fields(expression, list(result.columns), tables, result_rows)
     rows = [tuple(_mysql_value(v) for v in row) for row in result_rows]
     return fields, rows
 
 
 def _lowercase(expression: exp.Expression, database: str | None) -> exp.Expression:
+    # Aliases too: MySQL matches column and table aliases ignoring case. The result columns
+    # are named from the original expression, so the aliases' own case is not lost.
     for table in expression.find_all(exp.Table):
         if not table.db and database:
             table.set("db", exp.to_identifier(database))
     for identifier in expression.find_all(exp.Identifier):
-        if isinstance(identifier.parent, exp.TableAlias | exp.Alias):
-            continue
         identifier.set("this", identifier.name.lower())
     return expression
 
 
-def _resolver(
-    expression: exp.Expression, tables: list[TableDef]
-) -> Callable[[str, str], Column | None]:
-    """Find a column's definition by name, honouring a table qualifier or alias."""
+def _sources(expression: exp.Expression, tables: list[TableDef]) -> dict[str, TableDef]:
+    """Each virtual table the query reads, by its alias (or name) in lower case."""
     by_alias: dict[str, TableDef] = {}
     for node in expression.find_all(exp.Table):
         definition = next((t for t in tables if t.name == node.name.lower()), None)
         if definition is not None:
             by_alias[node.alias_or_name.lower()] = definition
+    return by_alias
+
+
+def _resolver(by_alias: dict[str, TableDef], tables: list[TableDef]) -> Resolver:
+    """Find a column's definition by name, honouring a table qualifier or alias."""
 
     def resolve(name: str, qualifier: str) -> Column | None:
         candidates = [by_alias[qualifier.lower()]] if qualifier.lower() in by_alias else tables
@@ -130,33 +211,76 @@ def _resolver(
 def _fields(
     original: exp.Expression,
     columns: list[str],
-    resolve: Callable[[str, str], Column | None],
+    tables: list[TableDef],
     rows: Sequence[tuple[object, ...]],
 ) -> list[ResultField]:
-    selects = original.selects if isinstance(original, exp.Query) else []
-    has_star = any(isinstance(s, exp.Star) or s.is_star for s in selects)
-    fields: list[ResultField] = []
-    for i, name in enumerate(columns):
-        column: Column | None = None
-        shown = name
-        if has_star or i >= len(selects):
+    by_alias = _sources(original, tables)
+    resolve = _resolver(by_alias, tables)
+    described = _describe(original, by_alias, resolve)
+    if described is None or len(described) != len(columns):
+        described = []
+        for name in columns:
             column = resolve(name, "")
-            shown = column.name if column else name
+            described.append((column.name if column else name, column))
+    return [
+        ResultField(shown, column.kind if column else _infer_kind([row[i] for row in rows]))
+        for i, (shown, column) in enumerate(described)
+    ]
+
+
+def _describe(
+    query: exp.Expression, by_alias: dict[str, TableDef], resolve: Resolver
+) -> Described | None:
+    """The name and (if it is a table column) definition of each result column."""
+    if isinstance(query, exp.SetOperation):
+        return _describe(query.this, by_alias, resolve)
+    if not isinstance(query, exp.Select):
+        return None
+    described: Described = []
+    for projection in query.expressions:
+        if isinstance(projection, exp.Star) or projection.is_star:
+            qualifier = projection.table if isinstance(projection, exp.Column) else ""
+            expanded = _expand_star(query, qualifier, by_alias, resolve)
+            if expanded is None:
+                return None
+            described.extend(expanded)
+        elif isinstance(projection, exp.Alias):
+            inner = projection.this
+            column = resolve(inner.name, inner.table) if isinstance(inner, exp.Column) else None
+            described.append((projection.alias, column))
+        elif isinstance(projection, exp.Column):
+            column = resolve(projection.name, projection.table)
+            described.append((column.name if column else projection.name, column))
         else:
-            projection = selects[i]
-            if isinstance(projection, exp.Alias):
-                shown = projection.alias
-                inner = projection.this
-                if isinstance(inner, exp.Column):
-                    column = resolve(inner.name, inner.table)
-            elif isinstance(projection, exp.Column):
-                column = resolve(projection.name, projection.table)
-                shown = column.name if column else projection.name
-            else:
-                shown = projection.sql(dialect="mysql")
-        kind = column.kind if column else _infer_kind([row[i] for row in rows])
-        fields.append(ResultField(shown, kind))
-    return fields
+            described.append((projection.sql(dialect="mysql"), None))
+    return described
+
+
+def _expand_star(
+    select: exp.Select, qualifier: str, by_alias: dict[str, TableDef], resolve: Resolver
+) -> Described | None:
+    """The columns ``*`` (or ``qualifier.*``) stands for: each source's, in FROM/JOIN order."""
+    from_ = select.args.get("from_")
+    joins: list[exp.Join] = select.args.get("joins") or []
+    if not isinstance(from_, exp.From) or any(j.args.get("using") or j.method for j in joins):
+        return None  # USING and NATURAL joins merge columns: leave those to the executor's names
+    expanded: Described = []
+    for source in [from_.this, *(join.this for join in joins)]:
+        if qualifier and source.alias_or_name.lower() != qualifier.lower():
+            continue
+        if isinstance(source, exp.Table):
+            definition = by_alias.get(source.alias_or_name.lower())
+            if definition is None:
+                return None
+            expanded.extend((column.name, column) for column in definition.columns)
+        elif isinstance(source, exp.Subquery):
+            inner = _describe(source.this, by_alias, resolve)
+            if inner is None:
+                return None
+            expanded.extend(inner)
+        else:
+            return None
+    return expanded or None
 
 
 def _infer_kind(values: list[object]) -> ValueKind:
@@ -178,12 +302,53 @@ def _infer_kind(values: list[object]) -> ValueKind:
 def _mysql_value(value: object) -> object:
     if isinstance(value, bool):
         return int(value)
+    if isinstance(value, FoldedStr):
+        return str.__str__(value)
     return value
 
 
-def _as_mysql_error(error: Exception) -> ReplicaError:
+def _as_mysql_error(error: Exception, original: exp.Expression) -> ReplicaError:
     text = str(error)
-    if "could not be resolved" in text:
-        name = text.split("'")[1] if "'" in text else text
-        return ReplicaError.from_code(ErrorCode.BAD_FIELD_ERROR, name, "field list")
-    return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, text)
+    position = _UNKNOWN_POSITION.match(text)
+    if position:
+        return ReplicaError.from_code(
+            ErrorCode.BAD_FIELD_ERROR, position.group(1), _positional_clause(original, position)
+        )
+    unresolved = _UNRESOLVED.match(text)
+    unknown = _UNKNOWN.match(text)
+    if unresolved:
+        name, qualifier = unresolved.group(1), unresolved.group(2) or ""
+    elif unknown:
+        name, qualifier = unknown.group(1), ""
+    else:
+        return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, text)
+    found = _clause_of(original, name, qualifier)
+    clause, qualifier = found if found else ("field list", qualifier)
+    shown = f"{qualifier}.{name}" if qualifier else name
+    return ReplicaError.from_code(ErrorCode.BAD_FIELD_ERROR, shown.lower(), clause)
+
+
+def _clause_of(original: exp.Expression, name: str, qualifier: str) -> tuple[str, str] | None:
+    """The first clause (in MySQL's order) that refers to column ``name``, and its qualifier."""
+    for select in original.find_all(exp.Select):
+        for key, clause in _CLAUSES:
+            parts = select.args.get(key)
+            for part in parts if isinstance(parts, list) else [parts]:
+                if not isinstance(part, exp.Expression):
+                    continue
+                for column in part.find_all(exp.Column):
+                    if column.name.lower() == name.lower() and (
+                        not qualifier or column.table.lower() == qualifier.lower()
+                    ):
+                        return clause, column.table
+    return None
+
+
+def _positional_clause(original: exp.Expression, position: re.Match[str]) -> str:
+    """Where a column position out of range (``ORDER BY 9``, ``GROUP BY 9``) was written."""
+    for group in original.find_all(exp.Group):
+        if any(
+            isinstance(e, exp.Literal) and e.name == position.group(1) for e in group.expressions
+        ):
+            return "group statement"
+    return "order clause"

@@ -41,6 +41,8 @@ from spark_replica.sql_handlers.parser.tokens import (
 )
 
 MAX_PASSWORD_LENGTH = 32
+#: Integer option values above this are refused (1210): metadata columns are 64-bit signed.
+MAX_OPTION_INTEGER = (1 << 63) - 1
 
 # Value classes of sql_yacc.yy: which literal each option takes.
 STRING_OPTIONS = frozenset(
@@ -195,7 +197,10 @@ class _Parser(TokenCursor):
         if name in NULLABLE_STRING_OPTIONS:
             return None if self.accept_word("NULL") else self.expect_string()
         if name in INTEGER_OPTIONS:
-            return self.expect_unsigned()
+            number = self.expect_unsigned()
+            if number > MAX_OPTION_INTEGER:
+                raise ReplicaError.from_code(ErrorCode.WRONG_ARGUMENTS, name)
+            return number
         if name in STRICT_INTEGER_OPTIONS:
             token = self.token
             number = self.expect_unsigned(strict=True)

@@ -14,6 +14,7 @@ from spark_replica.applier_core.channels.components import Credentials
 from spark_replica.applier_core.channels.config import (
     DEFAULT_CHANNEL,
     MAX_CHANNELS,
+    AnonymousGtids,
     ApplierSettings,
     ApplierVersion,
     ChannelConfig,
@@ -164,6 +165,20 @@ class ReplicationService:
             if until.kind in (UntilKind.SQL_BEFORE_GTIDS, UntilKind.SQL_AFTER_GTIDS):
                 GtidSet.parse(until.gtids)
         gtid_mode = self.settings.get_str("gtid_mode")
+        anonymous = config.applier.assign_gtids_type is not AnonymousGtids.OFF
+        if anonymous and gtid_mode != "ON":
+            raise ReplicaError.from_code(
+                ErrorCode.CANT_USE_ANONYMOUS_TO_GTID_WITH_GTID_MODE_NOT_ON,
+                f" for channel '{channel.name}'",
+            )
+        if (
+            anonymous
+            and until is not None
+            and until.kind in (UntilKind.SQL_BEFORE_GTIDS, UntilKind.SQL_AFTER_GTIDS)
+        ):
+            raise ReplicaError.from_code(
+                ErrorCode.CANT_SET_SQL_AFTER_OR_BEFORE_GTIDS_WITH_ANONYMOUS_TO_GTID
+            )
         requested = [t for t in (ThreadType.IO, ThreadType.SQL) if t in statement.threads]
         if ThreadType.IO in requested:
             if config.connection.auto_position and gtid_mode == "OFF":
@@ -285,6 +300,28 @@ class ReplicationService:
         )
         applier = replace(config.applier, sql_delay=0, relay_log_file="", relay_log_pos=4)
         return ChannelConfig(channel.name, connection, applier)
+
+    def check_gtid_mode_change(self, new_mode: str) -> None:
+        """Refuse a GTID_MODE that a channel's configuration cannot run with (3111)."""
+        with self.manager.lock:
+            for channel in self.manager:
+                connection = channel.config.connection
+                applier = channel.config.applier
+                reason = None
+                if new_mode != "ON" and connection.gtid_only:
+                    reason = f"replication channel '{channel.name}' has GTID_ONLY = 1"
+                elif new_mode != "ON" and applier.assign_gtids_type is not AnonymousGtids.OFF:
+                    reason = (
+                        f"replication channel '{channel.name}' is configured with "
+                        "ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS"
+                    )
+                elif new_mode == "OFF" and connection.auto_position:
+                    reason = (
+                        f"replication channel '{channel.name}' is configured in "
+                        "SOURCE_AUTO_POSITION mode"
+                    )
+                if reason is not None:
+                    raise ReplicaError.from_code(ErrorCode.CANT_SET_GTID_MODE, new_mode, reason)
 
     def record_applier_error(self, channel: Channel, number: int, message: str) -> None:
         """Show an applier failure in SHOW REPLICA STATUS (used by appliers' exit path)."""
