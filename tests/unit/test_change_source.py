@@ -663,11 +663,6 @@ def test_auto_failover_without_auto_position_is_3991() -> None:
     assert outcome.config.connection.source_connection_auto_failover is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_check_inter_option tests 3991 on the values after the statement, so disabling "
-    "SOURCE_AUTO_POSITION on a failover channel reports 3991 and the 3993 branch is unreachable",
-)
 def test_disabling_auto_position_with_auto_failover_is_3993() -> None:
     """mysql-reference §4.1 step 9: 3991 is for a statement enabling failover."""
     current = connection(AUTO, source_connection_auto_failover=True)
@@ -778,11 +773,6 @@ def test_unchanged_host_keeps_the_source_identity() -> None:
     assert outcome.config.connection.source_server_id == 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the heartbeat default is applied only when host or port change; mysql-reference "
-    "§4.1 says it applies whenever host or port is given without SOURCE_HEARTBEAT_PERIOD",
-)
 def test_host_given_without_heartbeat_resets_the_heartbeat() -> None:
     outcome = run("SOURCE_HOST='h'", POSITIONED)
     assert outcome.config.connection.heartbeat_period == 30.0

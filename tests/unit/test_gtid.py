@@ -120,11 +120,6 @@ def test_1772_quotes_at_most_200_characters() -> None:
     assert caught.value.message == f"Malformed GTID set specification '{text[:200]}'."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GtidSet.parse checks numbers with str.isdigit(), which accepts non-ASCII digits: "
-    "'²' then fails in int() with ValueError and '१' (Devanagari one) is taken as GNO 1",
-)
 @pytest.mark.parametrize("digit", ["²", "१"])
 def test_non_ascii_digits_are_1772(digit: str) -> None:
     with pytest.raises(ReplicaError) as caught:

@@ -109,11 +109,6 @@ def test_no_scope_keyword_nothing_carries() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the carried scope is taken from the previous assignment only, so a user variable in "
-    "between drops it; MySQL keeps the most recent GLOBAL/SESSION/PERSIST keyword of the statement",
-)
 def test_scope_keyword_carries_over_a_user_variable() -> None:
     assert [a.scope for a in parse_set("SET GLOBAL a = 1, @u = 2, b = 3") or []] == [
         Scope.GLOBAL,
@@ -251,12 +246,6 @@ def test_syntax_errors_are_1064(sql: str, rest: str) -> None:
     assert (caught.value.code, caught.value.message) == (1064, near(rest, line))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IndexError,
-    reason="system_prefix reads the token after '@@' without a bound check: 'SET @@' ends in "
-    "IndexError instead of 1064",
-)
 @pytest.mark.parametrize("sql", ["SET @@", "SET a = 1, @@"])
 def test_dangling_at_at_is_1064(sql: str) -> None:
     with pytest.raises(ReplicaError) as caught:

@@ -257,11 +257,6 @@ def test_alias_resolves_with_1287() -> None:
     assert "replica_parallel_workers" in warnings[0].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="resolve() names the old variable without '@@'; MySQL writes \"'@@slave_parallel_"
-    "workers' is deprecated ...\" (sys_var::do_deprecated_warning)",
-)
 def test_alias_warning_names_the_variable_with_at_at() -> None:
     _, _, warnings = SystemVariables().prepare("slave_parallel_workers", 8)
     assert warnings[0].message.startswith(

@@ -60,7 +60,7 @@ class GtidSet:
                     tag = field.lower()
                     continue
                 start, sep, end = field.partition("-")
-                if not start.isdigit() or (sep and not end.isdigit()):
+                if not _is_number(start) or (sep and not _is_number(end)):
                     raise _malformed(text)
                 first, last = int(start), int(end) if sep else int(start)
                 if first < 1 or last < first or last > MAX_GNO:
@@ -164,6 +164,10 @@ class GtidSet:
 
     def __repr__(self) -> str:
         return f"GtidSet({self.format(',')!r})"
+
+
+def _is_number(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isdigit()
 
 
 def _minus(first: int, last: int, holes: list[Interval]) -> Iterator[Interval]:

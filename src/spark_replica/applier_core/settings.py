@@ -100,7 +100,7 @@ def resolve(name: str) -> tuple[VariableDef, list[Diagnostic]]:
     key = name.lower()
     warnings: list[Diagnostic] = []
     if key in ALIASES:
-        warnings.append(deprecated(key, ALIASES[key]))
+        warnings.append(deprecated(f"@@{key}", ALIASES[key]))
         key = ALIASES[key]
     definition = DEFINITIONS.get(key)
     if definition is None:

@@ -71,11 +71,11 @@ class _Parser(TokenCursor):
         super().__init__(sql, tokens, pos=1)
 
     def assignments(self) -> list[Assignment]:
-        # A scope keyword carries over to the assignments after it: SET GLOBAL a=1, b=2.
+        # A scope keyword carries over to later plain names: SET GLOBAL a=1, @u=2, b=3.
         result = [self.assignment(None)]
         while self.token.is_symbol(","):
             self.advance()
-            carried = result[-1] if result[-1].keyword_scope else None
+            carried = next((a for a in reversed(result) if a.keyword_scope), None)
             result.append(self.assignment(carried))
         if self.token.is_symbol(";"):
             self.advance()
@@ -110,6 +110,8 @@ class _Parser(TokenCursor):
     def system_prefix(self) -> tuple[Scope, bool]:
         """After ``@@``: an optional ``global.``/``session.``/``persist.`` prefix."""
         token = self.token
+        if token.kind is Kind.END:
+            raise syntax_error(self.sql, token)
         nxt = self.tokens[self.pos + 1]
         if token.is_word("GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY") and nxt.is_symbol(
             "."

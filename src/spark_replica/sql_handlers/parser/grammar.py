@@ -11,6 +11,7 @@ code only ever sees replica/source names.
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 
 from spark_replica.applier_core.errors import (
     Diagnostic,
@@ -130,7 +131,7 @@ class _Parser(TokenCursor):
             if strict:
                 raise ParseError.from_code(ErrorCode.ONLY_INTEGERS_ALLOWED)
             self.advance()
-            return int(float(token.value))
+            return _truncate(token.value)
         raise self.error()
 
     def finish(self) -> None:
@@ -366,6 +367,17 @@ _SPECIAL_VALUES: dict[str, Callable[[_Parser], object]] = {
 }
 
 
+def _truncate(text: str) -> int:
+    """The integer part of a decimal literal, exactly (MySQL's my_strtoll10 truncation)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return 0
+    if not value.is_finite() or value.adjusted() > 40:
+        return MAX_OPTION_INTEGER + 1
+    return int(value)
+
+
 def _until_of(items: dict[str, object]) -> Until:
     """Combine UNTIL items; any mix other than one form gives 1277 (a parse-time error)."""
     bad = ReplicaError.from_code(ErrorCode.BAD_REPLICA_UNTIL_COND)
@@ -421,11 +433,11 @@ def leading_word(sql: str) -> str:
 
 
 def leading_words(sql: str, count: int = 2) -> tuple[str, ...]:
-    """The first ``count`` words of ``sql``, upper case (comments skipped)."""
-    try:
-        tokens = tokenize(sql)
-    except ReplicaError:
-        return ()
+    """The first ``count`` words of ``sql``, upper case (comments skipped).
+
+    Raises the lexer's 1064 for an unterminated quote or comment.
+    """
+    tokens = tokenize(sql)
     return tuple(t.value for t in tokens[:count] if t.kind is Kind.WORD)
 
 

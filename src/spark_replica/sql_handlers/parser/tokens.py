@@ -39,6 +39,7 @@ class Token:
 
 _ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
 _SYMBOLS = "=,();.@"
+_DIGITS = frozenset("0123456789")
 
 
 def syntax_error(sql: str, token: Token) -> ParseError:
@@ -106,7 +107,7 @@ def tokenize(sql: str) -> list[Token]:
                 raise syntax_error(sql, Token(Kind.END, "", pos, line))
             tokens.append(Token(Kind.QUOTED_ID, sql[pos + 1 : end].replace("``", "`"), pos, line))
             pos = end + 1
-        elif ch.isdigit() or (ch == "." and pos + 1 < size and sql[pos + 1].isdigit()):
+        elif ch in _DIGITS or (ch == "." and pos + 1 < size and sql[pos + 1] in _DIGITS):
             token, pos = _read_number(sql, pos, line)
             tokens.append(token)
         elif ch.isalpha() or ch in "_$" or ord(ch) > 127:
@@ -156,22 +157,22 @@ def _read_number(sql: str, start: int, line: int) -> tuple[Token, int]:
         if end > start + 2 and not (end < size and (sql[end].isalnum() or sql[end] == "_")):
             return Token(Kind.HEX, sql[start + 2 : end], start, line), end
     end = start
-    while end < size and sql[end].isdigit():
+    while end < size and sql[end] in _DIGITS:
         end += 1
     kind = Kind.INTEGER
     if end < size and sql[end] == ".":
         kind = Kind.DECIMAL
         end += 1
-        while end < size and sql[end].isdigit():
+        while end < size and sql[end] in _DIGITS:
             end += 1
     if end < size and sql[end] in "eE":
         exp_end = end + 1
         if exp_end < size and sql[exp_end] in "+-":
             exp_end += 1
-        if exp_end < size and sql[exp_end].isdigit():
+        if exp_end < size and sql[exp_end] in _DIGITS:
             kind = Kind.DECIMAL
             end = exp_end
-            while end < size and sql[end].isdigit():
+            while end < size and sql[end] in _DIGITS:
                 end += 1
     if end < size and (sql[end].isalpha() or sql[end] == "_"):
         # 1abc is an identifier in MySQL.

@@ -216,8 +216,9 @@ def change_source(statement: ChangeSource, current: ChannelConfig, env: Environm
         conn_changes.setdefault("source_log_pos", 4)
         conn_changes["source_uuid"] = ""
         conn_changes["source_server_id"] = 0
-        if "SOURCE_HEARTBEAT_PERIOD" not in opts:
-            conn_changes["heartbeat_period"] = min(MAX_HEARTBEAT, env.replica_net_timeout / 2)
+    if ("SOURCE_HOST" in opts or opts.get("SOURCE_PORT")) and "SOURCE_HEARTBEAT_PERIOD" not in opts:
+        # Naming the source again, even unchanged, restores the default heartbeat.
+        conn_changes["heartbeat_period"] = min(MAX_HEARTBEAT, env.replica_net_timeout / 2)
     new_connection: SourceConnection = replace(connection, **conn_changes)
     new_applier: ApplierSettings = replace(applier, **applier_changes)
 
@@ -363,11 +364,11 @@ def _check_inter_option(
             raise ReplicaError.from_code(
                 ErrorCode.CHANGE_REPLICATION_SOURCE_NO_OPTIONS_FOR_GTID_ONLY, name
             )
-    if connection.source_connection_auto_failover and not connection.auto_position:
-        raise ReplicaError.from_code(ErrorCode.RPL_ASYNC_RECONNECT_AUTO_POSITION_OFF)
     disabling_auto_position = before.auto_position and not connection.auto_position
     if disabling_auto_position and connection.source_connection_auto_failover:
         raise ReplicaError.from_code(ErrorCode.DISABLE_AUTO_POSITION_REQUIRES_ASYNC_RECONNECT_OFF)
+    if connection.source_connection_auto_failover and not connection.auto_position:
+        raise ReplicaError.from_code(ErrorCode.RPL_ASYNC_RECONNECT_AUTO_POSITION_OFF)
     if disabling_auto_position and connection.gtid_only:
         raise ReplicaError.from_code(
             ErrorCode.CHANGE_REP_SOURCE_CANT_DISABLE_AUTO_POSITION_WITH_GTID_ONLY, name
