@@ -279,12 +279,6 @@ def test_pfs_join_relay_log_info_qualified_columns_keep_their_table_case(
         assert names == ["CHANNEL_NAME", "Channel_name", "Applier_version"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="virtual_query._fields names the columns of a star over a JOIN after the first "
-    "table that has a column of that name, and takes its type from there too",
-)
 def test_star_over_a_join_keeps_each_tables_columns(server: int) -> None:
     """r.* over a JOIN gives mysql.slave_relay_log_info's own columns, names and types."""
     with session("pymysql", server) as cur:

@@ -12,10 +12,9 @@ The shape recognised:
   database) and nothing else: no JOIN, GROUP BY, HAVING, DISTINCT, window, subquery, UNION,
   hint or lock clause;
 * a projection of ``*``, ``t.*`` and plain columns (optionally qualified, optionally aliased);
-* a WHERE that is an AND of ``col = literal``, ``col <> literal`` (or ``!=``),
-  ``col [NOT] IN (literals)`` and ``col IS [NOT] NULL``, plus ``<``, ``<=``, ``>`` and ``>=``
-  on numeric columns; a literal is a string for a string column, a number for a numeric one,
-  or NULL;
+* a WHERE that is an AND of ``col = literal``, ``col <> literal`` (or ``!=``), ``<``, ``<=``,
+  ``>``, ``>=``, ``col [NOT] IN (literals)`` and ``col IS [NOT] NULL``, where a literal is a
+  string for a string column, a number for a numeric one, or NULL;
 * ORDER BY columns, select-list aliases or positions, ASC or DESC; LIMIT n [OFFSET m].
 
 Anything else, an unknown column included, gives ``None``: the caller then runs the query on
@@ -252,8 +251,6 @@ def _comparison(node: exp.Expression, source: _Source) -> Predicate:
         column, literal, op = literal, column, swapped
     position = _column(column, source)
     kind = source.table.columns[position].kind
-    if kind not in _NUMERIC and op is not operator.eq and op is not operator.ne:
-        raise _Decline
     value = _value(literal, kind)
     if value is None:
         return _never
@@ -280,7 +277,7 @@ def _in(node: exp.In, source: _Source, negated: bool) -> Predicate:
     kind = source.table.columns[position].kind
     literals = [_value(item, kind) for item in node.expressions]
     values = frozenset(v for v in literals if v is not None)
-    if negated and len(values) < len(literals):
+    if negated and None in literals:
         return _never  # x NOT IN (..., NULL) is never true
     fold = kind is ValueKind.STRING
 

@@ -6,11 +6,12 @@ the query is lower-cased before execution and the result columns get back MySQL'
 alias or expression text the user wrote), with types taken from the table definitions.
 
 String columns compare, group and sort ignoring case, as under MySQL's default ``_ci``
-collations: their values are handed to the executor as :class:`FoldedStr`. Two limits remain
-on that path: sqlglot's optimizer merges range comparisons between string literals (``<``,
-``>``...) case-sensitively before execution, and string functions (``UPPER``, ``CONCAT``...)
-return plain, case-sensitive strings. ENUM columns sort by their text, not by their position
-in the ENUM list as MySQL does.
+collations: their values are handed to the executor as :class:`FoldedStr`, and the string
+literals compared with them are case-folded first, since sqlglot's optimizer folds comparisons
+between literals (``x = 'a' AND x <> 'A'`` becomes ``x = 'a'``) case-sensitively. Still
+case-sensitive, unlike MySQL: LIKE, and the strings functions return (``UPPER``, ``CONCAT``...).
+On both paths ENUM columns sort by their text, where MySQL sorts them by their position in the
+ENUM list.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ _CLAUSES = (
     ("having", "having clause"),
     ("order", "order clause"),
 )
+# The comparisons whose string literals are case-folded before optimisation.
+_COMPARISONS: tuple[type[exp.Expression], ...] = (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.LT)
+_COMPARISONS += (exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between)
 _UNRESOLVED = re.compile(r"Column '([^']*)' could not be resolved(?: for table: '([^']*)')?")
 _UNKNOWN = re.compile(r"Unknown column: (.*)")
 _UNKNOWN_POSITION = re.compile(r"Unknown output column: (.*)")
@@ -162,6 +166,7 @@ def run_on_executor(
         ]
         data.setdefault(table.schema, {})[table.name] = records
     query = _lowercase(expression.copy(), database)
+    _fold_literals(query, _resolver(_sources(query, tables), tables))
     try:
         result = execute(query, schema=schema, tables=data, dialect="mysql")
     except (ExecuteError, OptimizeError) as e:
@@ -181,6 +186,24 @@ def _lowercase(expression: exp.Expression, database: str | None) -> exp.Expressi
     for identifier in expression.find_all(exp.Identifier):
         identifier.set("this", identifier.name.lower())
     return expression
+
+
+def _fold_literals(query: exp.Expression, resolve: Resolver) -> None:
+    """Case-fold the string literals compared with string columns (see the module docstring)."""
+    for literal in list(query.find_all(exp.Literal)):
+        comparison = literal.parent
+        if not literal.is_string or not isinstance(comparison, _COMPARISONS):
+            continue
+        if isinstance(comparison, exp.In | exp.Between):
+            operands = [comparison.this]
+        else:
+            operands = [comparison.this, comparison.expression]
+        for operand in operands:
+            if isinstance(operand, exp.Column):
+                column = resolve(operand.name, operand.table)
+                if column is not None and column.kind is ValueKind.STRING:
+                    literal.set("this", literal.name.casefold())
+                    break
 
 
 def _sources(expression: exp.Expression, tables: list[TableDef]) -> dict[str, TableDef]:
