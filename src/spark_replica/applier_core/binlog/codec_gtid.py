@@ -1,0 +1,362 @@
+"""Body codecs of the GTID events (33, 34, 42) and Previous_gtids (35), mysql-reference §7.3-7.4.
+
+GTID_TAGGED_LOG_EVENT and the tagged Previous_gtids use the MySQL serialization library's
+variable-length integers: the count of trailing one bits of the first byte is the number of
+extra bytes (0xFF: 8), and the value's low bits follow those flag bits.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.errors import BinlogError
+from spark_replica.applier_core.binlog.events import (
+    EventHeader,
+    Gtid,
+    GtidFormat,
+    PreviousGtids,
+)
+from spark_replica.applier_core.binlog.packing import Reader, pack_int
+from spark_replica.applier_core.gtid import MAX_GNO, GtidSet
+
+_HEAD = struct.Struct("<B16sq")  # flags, sid, gno
+_CLOCK = struct.Struct("<Bqq")  # lt_type, last_committed, sequence_number
+_HEAD_CLOCK = struct.Struct("<B16sqBqq")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_LOGICAL_TIMESTAMP_TYPECODE = 2
+_TS_FLAG = 1 << 55
+_VERSION_FLAG = 1 << 31
+_SERIALIZATION_VERSION = 2
+_TAG_FORMAT = 1
+_U64_MAX = (1 << 64) - 1
+
+
+def uuid_text(raw: bytes) -> str:
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def uuid_bytes(text: str) -> bytes:
+    try:
+        raw = bytes.fromhex(text.replace("-", ""))
+    except ValueError:
+        raw = b""
+    if len(raw) != 16:
+        raise BinlogError(f"invalid UUID '{text}'")
+    return raw
+
+
+# --- variable-length integers (MySQL serialization library) -------------------------------
+
+
+def read_varlen(reader: Reader) -> int:
+    first = reader.u8()
+    if first == 0xFF:
+        return reader.u64()
+    extra = ((first ^ 0xFF) & -(first ^ 0xFF)).bit_length() - 1  # trailing ones
+    value = first >> (extra + 1)
+    if extra:
+        value |= reader.uint(extra) << (7 - extra)
+    return value
+
+
+def write_varlen(value: int) -> bytes:
+    if value < 0 or value > _U64_MAX:
+        raise BinlogError(f"integer {value} out of range for a variable-length field")
+    size = max(1, -(-value.bit_length() // 7))
+    if size > 8:
+        return b"\xff" + value.to_bytes(8, "little")
+    first = ((1 << (size - 1)) - 1) | ((value << size) & 0xFF)
+    return bytes((first,)) + (value >> (8 - size)).to_bytes(size - 1, "little")
+
+
+def _read_signed(reader: Reader) -> int:
+    value = read_varlen(reader)
+    return -(value >> 1) - 1 if value & 1 else value >> 1
+
+
+def _write_signed(value: int) -> bytes:
+    return write_varlen(((-value - 1) << 1) | 1 if value < 0 else value << 1)
+
+
+# --- GTID events --------------------------------------------------------------------------
+
+
+def _check_gno(header: EventHeader, gno: int) -> None:
+    if header.type_code != EventType.ANONYMOUS_GTID and not 1 <= gno < MAX_GNO:
+        raise BinlogError(f"invalid GTID: transaction number {gno} out of range")
+
+
+def decode_gtid(header: EventHeader, body: memoryview, _phl: int) -> Gtid:
+    if header.type_code == EventType.GTID_TAGGED:
+        return _decode_tagged(header, body)
+    size = len(body)
+    if size < _HEAD.size:
+        raise BinlogError(f"event is too short: {size} bytes of body, needs {_HEAD.size}")
+    values = [0] * 8
+    if size >= _HEAD_CLOCK.size:
+        flags, sid, gno, lt_type, values[0], values[1] = _HEAD_CLOCK.unpack_from(body)
+        if lt_type != _LOGICAL_TIMESTAMP_TYPECODE:
+            raise BinlogError(f"GTID event: unknown logical timestamp type {lt_type}")
+        fmt = GtidFormat.LOGICAL_CLOCK
+        if size > _HEAD_CLOCK.size:
+            fmt = _decode_gtid_tail(body, values)
+    elif size == _HEAD.size:
+        flags, sid, gno = _HEAD.unpack_from(body)
+        fmt = GtidFormat.MYSQL_56
+    else:
+        raise BinlogError(f"event is too short: {size} bytes of body")
+    _check_gno(header, gno)
+    return Gtid(
+        header,
+        flags,
+        uuid_text(sid),
+        gno,
+        "",
+        values[0],
+        values[1],
+        values[2],
+        values[3],
+        values[4],
+        values[5],
+        values[6],
+        values[7],
+        fmt,
+    )
+
+
+def _decode_gtid_tail(body: memoryview, values: list[int]) -> GtidFormat:
+    """The optional fields after the logical clock, into ``values[2:]``."""
+    size, pos = len(body), _HEAD_CLOCK.size
+    if size < pos + 7:
+        raise BinlogError(f"event is too short: {size} bytes of body")
+    immediate = int.from_bytes(body[pos : pos + 7], "little")
+    pos += 7
+    values[2] = values[3] = immediate & ~_TS_FLAG
+    if immediate & _TS_FLAG:
+        if size < pos + 7:
+            raise BinlogError(f"event is too short: {size} bytes of body")
+        values[3] = int.from_bytes(body[pos : pos + 7], "little")
+        pos += 7
+    if pos == size:
+        return GtidFormat.COMMIT_TIMESTAMPS
+    if body[pos] < 251:
+        values[4] = body[pos]
+        pos += 1
+    else:
+        reader = Reader(body, pos)
+        values[4] = reader.packed()
+        pos = reader.pos
+    if pos == size:
+        return GtidFormat.TRANSACTION_LENGTH
+    if size - pos < 4:
+        raise BinlogError(f"event is too short: {size} bytes of body")
+    version = _U32.unpack_from(body, pos)[0]
+    pos += 4
+    values[5] = values[6] = version & ~_VERSION_FLAG
+    if version & _VERSION_FLAG:
+        if size - pos < 4:
+            raise BinlogError(f"event is too short: {size} bytes of body")
+        values[6] = _U32.unpack_from(body, pos)[0]
+        pos += 4
+    if size - pos >= 8:
+        values[7] = _U64.unpack_from(body, pos)[0]
+        pos += 8
+    if pos != size:
+        raise BinlogError(f"GTID event: {size - pos} unexpected trailing bytes")
+    return GtidFormat.SERVER_VERSION
+
+
+def encode_gtid(event: Gtid) -> bytes:
+    if event.header.type_code == EventType.GTID_TAGGED:
+        return _encode_tagged(event)
+    if not 0 <= event.gno <= MAX_GNO:
+        raise BinlogError(f"invalid GTID: transaction number {event.gno} out of range")
+    parts = [_HEAD.pack(event.flags, uuid_bytes(event.uuid), event.gno)]
+    fmt = event.format
+    if fmt >= GtidFormat.LOGICAL_CLOCK:
+        parts.append(
+            _CLOCK.pack(_LOGICAL_TIMESTAMP_TYPECODE, event.last_committed, event.sequence_number)
+        )
+    if fmt >= GtidFormat.COMMIT_TIMESTAMPS:
+        immediate, original = event.immediate_commit_timestamp, event.original_commit_timestamp
+        parts.append((immediate | (_TS_FLAG if original != immediate else 0)).to_bytes(7, "little"))
+        if original != immediate:
+            parts.append(original.to_bytes(7, "little"))
+    if fmt >= GtidFormat.TRANSACTION_LENGTH:
+        parts.append(pack_int(event.transaction_length))
+    if fmt >= GtidFormat.SERVER_VERSION:
+        immediate, original = event.immediate_server_version, event.original_server_version
+        parts.append(
+            (immediate | (_VERSION_FLAG if original != immediate else 0)).to_bytes(4, "little")
+        )
+        if original != immediate:
+            parts.append(original.to_bytes(4, "little"))
+        if event.commit_group_ticket:
+            parts.append(event.commit_group_ticket.to_bytes(8, "little"))
+    try:
+        return b"".join(parts)
+    except (OverflowError, struct.error) as exc:
+        raise BinlogError(f"GTID event field out of range: {exc}") from exc
+
+
+_TAGGED_FIELDS = (
+    "flags",
+    "uuid",
+    "gno",
+    "tag",
+    "last_committed",
+    "sequence_number",
+    "immediate_commit_timestamp",
+    "original_commit_timestamp",
+    "transaction_length",
+    "immediate_server_version",
+    "original_server_version",
+    "commit_group_ticket",
+)
+_SIGNED_FIELDS = frozenset({2, 4, 5})
+
+
+def _decode_tagged(header: EventHeader, body: memoryview) -> Gtid:
+    reader = Reader(body)
+    version = reader.u8()
+    if version != _SERIALIZATION_VERSION:
+        raise BinlogError(f"tagged GTID event: unsupported serialization version {version}")
+    size = read_varlen(reader)
+    last_non_ignorable = read_varlen(reader)
+    if size < reader.pos or size > len(body):
+        raise BinlogError(f"tagged GTID event: payload size {size} does not fit the event")
+    fields = Reader(body, reader.pos, size)
+    values: dict[str, object] = {}
+    while fields.remaining:
+        field_id = read_varlen(fields)
+        if field_id >= len(_TAGGED_FIELDS):
+            if field_id <= last_non_ignorable:
+                raise BinlogError(f"tagged GTID event: unknown mandatory field {field_id}")
+            break
+        name = _TAGGED_FIELDS[field_id]
+        if field_id == 1:
+            sid = [read_varlen(fields) for _ in range(16)]
+            if max(sid) > 0xFF:
+                raise BinlogError("tagged GTID event: invalid UUID byte")
+            values[name] = uuid_text(bytes(sid))
+        elif field_id == 3:
+            values[name] = _tag(fields.bytes(read_varlen(fields)))
+        elif field_id in _SIGNED_FIELDS:
+            values[name] = _read_signed(fields)
+        else:
+            values[name] = read_varlen(fields)
+    values.setdefault("original_commit_timestamp", values.get("immediate_commit_timestamp", 0))
+    values.setdefault("original_server_version", values.get("immediate_server_version", 0))
+    if "uuid" not in values or not values.get("tag"):
+        raise BinlogError("tagged GTID event without a UUID or a tag")
+    event = Gtid(header, **values)  # type: ignore[arg-type]
+    if not 0 <= event.flags <= 0xFF:
+        raise BinlogError("tagged GTID event: invalid flags")
+    _check_gno(header, event.gno)
+    return event
+
+
+def _tag(raw: bytes) -> str:
+    tag = raw.decode("ascii", errors="replace")
+    if not _is_tag(tag):
+        raise BinlogError(f"invalid GTID tag {tag!r}")
+    return tag
+
+
+def _is_tag(tag: str) -> bool:
+    return (
+        0 < len(tag) <= 32
+        and tag.isascii()
+        and (tag[0].isalpha() or tag[0] == "_")
+        and all(char.isalnum() or char == "_" for char in tag)
+        and tag == tag.lower()
+    )
+
+
+def _encode_tagged(event: Gtid) -> bytes:
+    if not _is_tag(event.tag):
+        raise BinlogError(f"a tagged GTID event needs a valid tag, not {event.tag!r}")
+    if min(event.gno, event.last_committed, event.sequence_number) < 0:
+        raise BinlogError("tagged GTID event: negative number")
+    tag = event.tag.encode("ascii")
+    fields: list[tuple[int, bytes]] = [
+        (0, write_varlen(event.flags)),
+        (1, b"".join(write_varlen(byte) for byte in uuid_bytes(event.uuid))),
+        (2, _write_signed(event.gno)),
+        (3, write_varlen(len(tag)) + tag),
+        (4, _write_signed(event.last_committed)),
+        (5, _write_signed(event.sequence_number)),
+        (6, write_varlen(event.immediate_commit_timestamp)),
+    ]
+    if event.original_commit_timestamp != event.immediate_commit_timestamp:
+        fields.append((7, write_varlen(event.original_commit_timestamp)))
+    fields.append((8, write_varlen(event.transaction_length)))
+    fields.append((9, write_varlen(event.immediate_server_version)))
+    if event.original_server_version != event.immediate_server_version:
+        fields.append((10, write_varlen(event.original_server_version)))
+    if event.commit_group_ticket:
+        fields.append((11, write_varlen(event.commit_group_ticket)))
+    data = b"".join(write_varlen(field_id) + value for field_id, value in fields)
+    fixed = 2 + len(data)  # version byte, last_non_ignorable_field_id (0), fields
+    size = fixed + 1
+    while fixed + len(write_varlen(size)) != size:
+        size = fixed + len(write_varlen(size))
+    return bytes((_SERIALIZATION_VERSION,)) + write_varlen(size) + b"\x00" + data
+
+
+# --- Previous_gtids -----------------------------------------------------------------------
+
+
+def decode_previous_gtids(header: EventHeader, body: memoryview, _phl: int) -> PreviousGtids:
+    reader = Reader(body)
+    word = reader.u64()
+    tagged = (word >> 56) == _TAG_FORMAT
+    if tagged:
+        count = (word >> 8) & ((1 << 48) - 1)
+    elif word >> 56:
+        raise BinlogError(f"Previous_gtids event: unknown format {word >> 56}")
+    else:
+        count = word
+    if count * 24 > reader.remaining:
+        raise BinlogError(f"event is too short for {count} UUIDs")
+    gtids = GtidSet()
+    for _ in range(count):
+        uuid = uuid_text(reader.bytes(16))
+        tag = ""
+        if tagged:
+            length = read_varlen(reader)
+            tag = _tag(reader.bytes(length)) if length else ""
+        intervals = reader.u64()
+        if intervals * 16 > reader.remaining:
+            raise BinlogError(f"event is too short for {intervals} intervals")
+        for _ in range(intervals):
+            start, end = reader.u64(), reader.u64()
+            if not 1 <= start < end <= MAX_GNO + 1:
+                raise BinlogError(f"Previous_gtids event: invalid interval {start}-{end}")
+            gtids.add_interval(uuid, tag, start, end - 1)
+    if reader.remaining:
+        raise BinlogError(f"Previous_gtids event: {reader.remaining} unexpected trailing bytes")
+    return PreviousGtids(header, gtids, tagged)
+
+
+def encode_previous_gtids(event: PreviousGtids) -> bytes:
+    by_sid: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for uuid, tag, first, last in event.gtids.intervals():
+        by_sid.setdefault((uuid, tag), []).append((first, last + 1))
+    tagged = event.tagged or any(tag for _, tag in by_sid)
+    count = len(by_sid)
+    word = (_TAG_FORMAT << 56) | (count << 8) | _TAG_FORMAT if tagged else count
+    parts = [word.to_bytes(8, "little")]
+    for (uuid, tag), intervals in by_sid.items():
+        parts.append(uuid_bytes(uuid))
+        if tagged:
+            raw = tag.encode("ascii")
+            parts.append(write_varlen(len(raw)) + raw)
+        parts.append(len(intervals).to_bytes(8, "little"))
+        parts.extend(
+            first.to_bytes(8, "little") + end.to_bytes(8, "little") for first, end in intervals
+        )
+    return b"".join(parts)
