@@ -1,0 +1,286 @@
+"""WRITE/UPDATE/DELETE_ROWS events v1 (23-25) and v2 (30-32), PARTIAL_UPDATE_ROWS (39).
+
+Layout (mysql-reference §7.9): table id, flags, [v2: extra data], width, columns-present
+bitmap, [UPDATE: after-image bitmap], then row images to the end of the event. Row values
+follow ``values``; rows of WRITE and DELETE events are tuples, rows of UPDATE events
+``(before, after)`` pairs of tuples. A column an image does not carry is ``ABSENT``.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.errors import BinlogError
+from spark_replica.applier_core.binlog.events import Event, EventHeader
+from spark_replica.applier_core.binlog.packing import Reader, pack_int
+from spark_replica.applier_core.binlog.rows.compiler import CompiledImage, compile_image
+from spark_replica.applier_core.binlog.rows.json_diff import JsonDiff
+from spark_replica.applier_core.binlog.rows.partial import (
+    decode_partial_rows,
+    encode_image,
+    encode_shared_image,
+)
+from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
+from spark_replica.applier_core.binlog.rows.values import Codec, codec_for
+
+#: Rows event flags.
+STMT_END_F = 0x1
+NO_FOREIGN_KEY_CHECKS_F = 0x2
+RELAXED_UNIQUE_CHECKS_F = 0x4
+COMPLETE_ROWS_F = 0x8
+
+
+class RowKind(enum.Enum):
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+E = EventType
+KIND = {
+    E.WRITE_ROWS_V1: RowKind.INSERT, E.WRITE_ROWS: RowKind.INSERT,
+    E.UPDATE_ROWS_V1: RowKind.UPDATE, E.UPDATE_ROWS: RowKind.UPDATE,
+    E.PARTIAL_UPDATE_ROWS: RowKind.UPDATE,
+    E.DELETE_ROWS_V1: RowKind.DELETE, E.DELETE_ROWS: RowKind.DELETE,
+}  # fmt: skip
+V1_TYPES = frozenset({E.WRITE_ROWS_V1, E.UPDATE_ROWS_V1, E.DELETE_ROWS_V1})
+
+
+@dataclass(eq=False, kw_only=True)
+class RowsEvent(Event):
+    """A decoded rows event; its kind and version follow ``header.type_code``.
+
+    ``columns_present`` is the before-image bitmap (the after image's for WRITE events),
+    ``columns_after`` the after-image bitmap of UPDATE events; bit i stands for column i.
+    For partial updates ``value_options`` and ``json_diffs`` hold each row's shared image:
+    the after value of a column with diffs is the before value with the diffs applied
+    (``PartialJson`` when the before image lacks the column).
+    """
+
+    header: EventHeader
+    table_id: int
+    flags: int = 0
+    #: v2 extra data (after its length field); None for v1 events.
+    extra_data: bytes | None = None
+    width: int
+    columns_present: int
+    columns_after: int | None = None
+    rows: list[Any] = field(default_factory=list)
+    value_options: list[int] | None = None
+    json_diffs: list[dict[int, tuple[JsonDiff, ...]]] | None = None
+    #: Servers before 8.0 set the unused bits of NULL bitmaps; 8.0 clears them.
+    null_padding: bool = False
+    #: Unused high bits of the two column bitmaps, as the event carried them.
+    bitmap_padding: tuple[int, int] = (0, 0)
+    table_id_size: int = 6
+    table_map: TableMapEvent | None = field(default=None, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowsEvent):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def type_code(self) -> int:
+        return self.header.type_code
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.type_code, self.table_id, self.flags, self.extra_data, self.width,
+            self.columns_present, self.columns_after, self.rows, self.value_options,
+            self.json_diffs, self.null_padding, self.bitmap_padding, self.table_id_size,
+        )  # fmt: skip
+
+    @property
+    def kind(self) -> RowKind:
+        return KIND[EventType(self.type_code)]
+
+    @property
+    def version(self) -> int:
+        return 1 if self.type_code in V1_TYPES else 2
+
+    @property
+    def is_partial(self) -> bool:
+        return self.type_code == E.PARTIAL_UPDATE_ROWS
+
+    @property
+    def full_image(self) -> bool:
+        """True when every image carries every column of the table
+        (``binlog_row_image=FULL``); an applier that needs whole rows refuses the others."""
+        columns = self.table_map.column_count if self.table_map is not None else self.width
+        full = (1 << columns) - 1
+        return (
+            self.width == columns
+            and self.columns_present == full
+            and self.columns_after in (None, full)
+        )
+
+
+def _bitmap(reader: Reader, width: int) -> tuple[int, int]:
+    raw = int.from_bytes(reader.bytes((width + 7) // 8), "little")
+    mask = (1 << width) - 1
+    return raw & mask, raw & ~mask
+
+
+def _image_decoder(table: TableMapEvent, present: int, width: int) -> CompiledImage:
+    build = lambda: compile_image(table.columns, present, width)  # noqa: E731
+    decoder: CompiledImage = table.cached(("image", present, width), build)
+    return decoder
+
+
+def _codecs(table: TableMapEvent, present: int, width: int) -> dict[int, Codec]:
+    def build() -> dict[int, Codec]:
+        return {i: codec_for(table.columns[i]) for i in range(width) if present >> i & 1}
+
+    codecs: dict[int, Codec] = table.cached(("codecs", present, width), build)
+    return codecs
+
+
+def _padding(buf: bytes, pos: int, present: int) -> bool:
+    count = present.bit_count()
+    if not count % 8 or pos + (count + 7) // 8 > len(buf):
+        return False
+    return bool(buf[pos + count // 8] >> (count % 8))
+
+
+#: What value conversions raise on bytes no server writes (invalid UTF-8, ...).
+_VALUE_ERRORS = (ValueError, OverflowError, TypeError, KeyError, struct.error, IndexError)
+
+
+def _decode_rows(kind: RowKind, buf: bytes, pos: int, before: CompiledImage,
+                 after: CompiledImage | None) -> list[Any]:  # fmt: skip
+    end = len(buf)
+    rows: list[Any] = []
+    append = rows.append
+    try:
+        if after is None:
+            pos = before.rows(buf, pos, end, rows)
+        else:
+            old_image, new_image = before.image, after.image
+            while pos < end:
+                old, pos = old_image(buf, pos, end)
+                new, pos = new_image(buf, pos, end)
+                append((old, new))
+    except BinlogError as exc:
+        raise BinlogError(f"{kind.value} row {len(rows) + 1}: {exc.cause}") from None
+    except (struct.error, IndexError):
+        raise BinlogError(f"{kind.value} row {len(rows) + 1}: rows event is truncated") from None
+    except _VALUE_ERRORS as exc:
+        raise BinlogError(f"{kind.value} row {len(rows) + 1}: invalid value: {exc}") from None
+    if pos != end:
+        raise BinlogError(f"{kind.value} row {len(rows)}: image ends past the event")
+    return rows
+
+
+def decode_rows_event(
+    header: EventHeader,
+    body: memoryview,
+    post_header_len: int,
+    table_maps: Mapping[int, TableMapEvent],
+) -> RowsEvent:
+    """Decode a rows event body (after the common header, without checksum)."""
+    type_code = header.type_code
+    if type_code not in KIND:
+        raise BinlogError(f"event type {type_code} is not a rows event")
+    kind = KIND[EventType(type_code)]
+    buf = bytes(body)
+    reader = Reader(buf)
+    id_size = 4 if post_header_len == 6 else 6
+    table_id = reader.uint(id_size)
+    flags = reader.u16()
+    extra: bytes | None = None
+    if type_code not in V1_TYPES:
+        extra_len = reader.u16()
+        if extra_len < 2:
+            raise BinlogError(f"rows event extra data length {extra_len} is below 2")
+        extra = reader.bytes(extra_len - 2)
+    width = reader.packed()
+    if width == 0:
+        raise BinlogError("rows event has no columns")
+    table = table_maps.get(table_id)
+    if not isinstance(table, TableMapEvent):
+        raise BinlogError(f"rows event for table id {table_id} without a Table_map event")
+    if width > table.column_count:
+        raise BinlogError(
+            f"rows event has {width} columns, table {table.schema}.{table.table} "
+            f"has {table.column_count}"
+        )
+    present, pad_before = _bitmap(reader, width)
+    after_bits: int | None = None
+    pad_after = 0
+    if kind is RowKind.UPDATE:
+        after_bits, pad_after = _bitmap(reader, width)
+    pos = reader.pos
+    if not present and not after_bits and pos < len(buf) and type_code != E.PARTIAL_UPDATE_ROWS:
+        raise BinlogError("rows event has row data but its images have no columns")
+    event = RowsEvent(
+        header=header, table_id=table_id, flags=flags, extra_data=extra,
+        width=width, columns_present=present, columns_after=after_bits,
+        null_padding=_padding(buf, pos, present), bitmap_padding=(pad_before, pad_after),
+        table_id_size=id_size, table_map=table,
+    )  # fmt: skip
+    if type_code == E.PARTIAL_UPDATE_ROWS:
+        assert after_bits is not None
+        before_codecs = _codecs(table, present, width)
+        after_codecs = _codecs(table, after_bits, width)
+        try:
+            rows, options, diffs = decode_partial_rows(
+                buf, pos, table.columns, before_codecs, after_codecs, width
+            )
+        except BinlogError as exc:
+            raise BinlogError(f"partial update rows: {exc.cause}") from None
+        except _VALUE_ERRORS as exc:
+            raise BinlogError(f"partial update rows: invalid value: {exc}") from None
+        event.rows, event.value_options, event.json_diffs = rows, options, diffs
+        return event
+    before = _image_decoder(table, present, width)
+    after = None if after_bits is None else _image_decoder(table, after_bits, width)
+    event.rows = _decode_rows(kind, buf, pos, before, after)
+    return event
+
+
+def encode_rows_event(event: RowsEvent, table_map: TableMapEvent) -> bytes:
+    """The body of a rows event (after the common header, without checksum)."""
+    out = bytearray(event.table_id.to_bytes(event.table_id_size, "little"))
+    out += event.flags.to_bytes(2, "little")
+    v1 = event.type_code in V1_TYPES
+    if not v1:
+        extra = event.extra_data or b""
+        out += (len(extra) + 2).to_bytes(2, "little") + extra
+    elif event.extra_data:
+        raise BinlogError("v1 rows events carry no extra data")
+    width = event.width
+    if width > table_map.column_count:
+        raise BinlogError(f"rows event has {width} columns, the table {table_map.column_count}")
+    size = (width + 7) // 8
+    out += pack_int(width)
+    out += (event.columns_present | event.bitmap_padding[0]).to_bytes(size, "little")
+    kind = event.kind
+    if kind is RowKind.UPDATE:
+        if event.columns_after is None:
+            raise BinlogError("an UPDATE rows event needs an after-image bitmap")
+        out += (event.columns_after | event.bitmap_padding[1]).to_bytes(size, "little")
+    before = _codecs(table_map, event.columns_present, width)
+    padding = event.null_padding
+    if kind is not RowKind.UPDATE:
+        for row in event.rows:
+            out += encode_image(row, before, width, padding)
+        return bytes(out)
+    assert event.columns_after is not None
+    after = _codecs(table_map, event.columns_after, width)
+    partial = event.type_code == E.PARTIAL_UPDATE_ROWS
+    for number, (old, new) in enumerate(event.rows):
+        out += encode_image(old, before, width, padding)
+        diffs = event.json_diffs[number] if partial and event.json_diffs else {}
+        if partial:
+            options = event.value_options[number] if event.value_options else 0
+            out += encode_shared_image(table_map.columns, options, diffs)
+        out += encode_image(new, after, width, padding, diffs)
+    return bytes(out)
