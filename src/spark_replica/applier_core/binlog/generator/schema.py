@@ -150,7 +150,12 @@ def _char(rng: random.Random, column: ColumnDef) -> Value:
     if column.sql_type.startswith(("BINARY", "VARBINARY")):
         # BINARY pads with zero bytes; keep values full length so they round-trip unchanged.
         length = size if column.sql_type.startswith("BINARY") else rng.randint(0, size)
-        return bytes(rng.getrandbits(8) for _ in range(length))
+        # Trailing zero bytes are BINARY's padding; end on a non-zero byte so values round-trip.
+        return (
+            bytes(rng.getrandbits(8) for _ in range(length - 1)) + bytes((rng.randint(1, 255),))
+            if length
+            else b""
+        )
     if column.name == "c" or column.name == "pad":  # sbtest fills its CHAR columns
         return _text(rng, size)
     return _text(rng, rng.randint(0, size)).rstrip(" ")
@@ -201,8 +206,9 @@ _GENERATORS: dict[str, Callable[[random.Random, ColumnDef], Value]] = {
     "BLOB": lambda rng, c: bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 300))),
     "ENUM": lambda rng, c: rng.choice(c.members),
     "SET": lambda rng, c: ",".join(m for m in c.members if rng.random() < 0.5),
+    # Keys in MySQL's stored order (by length, then bytes), so the text round-trips exactly.
     "JSON": lambda rng, c: (
-        f'{{"id": {rng.randint(0, 10**6)}, "tags": ["{_text(rng, 5)}", "{_text(rng, 3)}"], '
-        f'"ok": {"true" if rng.random() < 0.5 else "false"}}}'
+        f'{{"id": {rng.randint(0, 10**6)}, "ok": {"true" if rng.random() < 0.5 else "false"}, '
+        f'"tags": ["{_text(rng, 5)}", "{_text(rng, 3)}"]}}'
     ),
 }
