@@ -13,6 +13,8 @@ import signal
 import sys
 
 from spark_replica.server.app import ReplicaServer
+from spark_replica.server.cli_tools import add_commands
+from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, load_config
 
 
@@ -57,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--metadata-url")
     serve.add_argument("--config")
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
+    add_commands(commands)
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -68,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return sqltest_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command in ("binlog", "generate"):
+        return run_tool(args)
     return _serve(args)
 
 

@@ -310,6 +310,14 @@ def _key(change: RowChange) -> object:
 
 def simulate(spec: WorkloadSpec) -> tuple[list[GeneratedTransaction], dict[str, list[Row]]]:
     """Every transaction in binlog order, and the final content of every table (by key)."""
+    transactions, content, _ = simulate_with_tables(spec)
+    return transactions, content
+
+
+def simulate_with_tables(
+    spec: WorkloadSpec,
+) -> tuple[list[GeneratedTransaction], dict[str, list[Row]], dict[str, TableDef]]:
+    """``simulate``, plus the final definition of every table by qualified name."""
     source = Source(spec)
     transactions = list(source.setup())
     transactions.extend(source.workload())
@@ -317,4 +325,5 @@ def simulate(spec: WorkloadSpec) -> tuple[list[GeneratedTransaction], dict[str, 
         source.tables[name].qualified: [rows[k] for k in sorted(rows)]  # type: ignore[type-var]
         for name, rows in source.rows.items()
     }
-    return transactions, content
+    tables = {t.qualified: t for t in source.tables.values()}
+    return transactions, content, tables
