@@ -37,6 +37,7 @@ class ErrorCode(enum.IntEnum):
     CONNECTION_METADATA = 1201
     LOCK_WAIT_TIMEOUT = 1205
     WRONG_ARGUMENTS = 1210
+    ERROR_WHEN_EXECUTING_COMMAND = 1220
     LOCK_DEADLOCK = 1213
     WRONG_USAGE = 1221
     SPECIFIC_ACCESS_DENIED_ERROR = 1227
@@ -178,6 +179,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "Lock wait timeout exceeded; try restarting transaction",
     ),
     ErrorCode.WRONG_ARGUMENTS: ("HY000", "Incorrect arguments to %s"),
+    ErrorCode.ERROR_WHEN_EXECUTING_COMMAND: ("HY000", "Error when executing command %s: %-.128s"),
     ErrorCode.LOCK_DEADLOCK: (
         "40001",
         "Deadlock found when trying to get lock; try restarting transaction",

@@ -21,11 +21,14 @@ from spark_replica.applier_core.settings import (
 from spark_replica.sql_handlers.parser.statements import (
     ChangeSource,
     ResetReplica,
+    ShowRelaylogEvents,
     ShowReplicaStatus,
     StartReplica,
     Statement,
     StopReplica,
 )
+from spark_replica.sql_handlers.replication.relaylog_events import COLUMNS as RELAYLOG_COLUMNS
+from spark_replica.sql_handlers.replication.relaylog_events import show_relaylog_events
 from spark_replica.sql_handlers.replication.replica_status import (
     mysql_table_rows,
     show_replica_status,
@@ -79,6 +82,9 @@ def execute_replication_statement(
     context: ReplicaContext, statement: Statement, *, admin: bool, tls: bool
 ) -> StatementOutcome:
     """Run one parsed replication statement (blocking: call it off the event loop)."""
+    if isinstance(statement, ShowRelaylogEvents):
+        rows = show_relaylog_events(context.manager, statement)
+        return StatementOutcome(list(statement.warnings), 0, list(RELAYLOG_COLUMNS), rows)
     if isinstance(statement, ShowReplicaStatus):
         columns, rows = show_replica_status(
             context.manager,

@@ -25,6 +25,7 @@ from spark_replica.sql_handlers.parser.statements import (
     Account,
     ChangeSource,
     ResetReplica,
+    ShowRelaylogEvents,
     ShowReplicaStatus,
     StartReplica,
     Statement,
@@ -345,6 +346,24 @@ class _Parser(TokenCursor):
         self.finish()
         return ResetReplica(everything, channel, self.warnings)
 
+    def show_relaylog_events(self) -> ShowRelaylogEvents:
+        """https://dev.mysql.com/doc/refman/8.4/en/show-relaylog-events.html"""
+        self.expect_word("SHOW")
+        self.expect_word("RELAYLOG")
+        self.expect_word("EVENTS")
+        log_name = self.expect_string() if self.accept_word("IN") else None
+        position = self.expect_unsigned() if self.accept_word("FROM") else None
+        offset, limit = 0, None
+        if self.accept_word("LIMIT"):
+            limit = self.expect_unsigned()
+            if self.accept_symbol(","):
+                offset, limit = limit, self.expect_unsigned()
+            elif self.accept_word("OFFSET"):
+                offset = self.expect_unsigned()
+        channel = self.channel_clause()
+        self.finish()
+        return ShowRelaylogEvents(log_name, position, offset, limit, channel, self.warnings)
+
     def show_replica_status(self) -> ShowReplicaStatus:
         self.expect_word("SHOW")
         legacy = self.accept_word("SLAVE") is not None
@@ -407,6 +426,7 @@ _ROUTES: dict[tuple[str, str], Callable[[_Parser], Statement]] = {
     ("RESET", "SLAVE"): _Parser.reset_replica,
     ("SHOW", "REPLICA"): _Parser.show_replica_status,
     ("SHOW", "SLAVE"): _Parser.show_replica_status,
+    ("SHOW", "RELAYLOG"): _Parser.show_relaylog_events,
 }
 
 
@@ -454,7 +474,7 @@ def parse(sql: str) -> Statement | None:
     if route is None:
         return None
     if words[0] == "SHOW":
-        third = leading_words(sql, 3)
-        if third[2:] != ("STATUS",):
+        third = leading_words(sql, 3)[2:]
+        if third != (("EVENTS",) if words[1] == "RELAYLOG" else ("STATUS",)):
             return None
     return route(_Parser(sql))

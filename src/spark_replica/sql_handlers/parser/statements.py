@@ -65,4 +65,23 @@ class ShowReplicaStatus:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-Statement = ChangeSource | StartReplica | StopReplica | ResetReplica | ShowReplicaStatus
+@dataclass(slots=True)
+class ShowRelaylogEvents:
+    """SHOW RELAYLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] count] [FOR CHANNEL 'c']."""
+
+    log_name: str | None
+    position: int | None
+    offset: int
+    limit: int | None
+    channel: str | None
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+Statement = (
+    ChangeSource
+    | StartReplica
+    | StopReplica
+    | ResetReplica
+    | ShowReplicaStatus
+    | ShowRelaylogEvents
+)

@@ -194,6 +194,12 @@ class RelayLogIndex:
                 self._next_ordinal = first + len(names)
         return Reconciliation(created, removed_temp, removed, kept)
 
+    def listed_names(self) -> list[str]:
+        """The names the index file lists, read without reconciling or changing anything."""
+        if not self.index_path.exists():
+            return []
+        return self._read()
+
     def _read(self) -> list[str]:
         text = self.index_path.read_bytes().decode("utf-8", errors="surrogateescape")
         names: list[str] = []
