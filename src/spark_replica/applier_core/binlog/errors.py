@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_message
+
 
 class BinlogError(Exception):
     """Raised when bytes are not a valid binary log event or file.
@@ -32,3 +34,15 @@ class BinlogError(Exception):
             file=self.file or file,
             position=self.position if self.position is not None else position,
         )
+
+
+def read_failure(error: BinlogError, channel: str | None = None) -> ReplicaError:
+    """ER_REPLICA_RELAY_LOG_READ_FAILURE (13121) for a relay log that cannot be read.
+
+    With ``channel`` the text carries MySQL's applier prefix:
+    ``Replica SQL for channel 'c1': Relay log read failure: ...``.
+    """
+    message = format_message(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE, str(error))
+    if channel is not None:
+        message = f"Replica SQL for channel '{channel}': {message}"
+    return ReplicaError(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE, message)
