@@ -9,6 +9,7 @@ follow ``values``; rows of WRITE and DELETE events are tuples, rows of UPDATE ev
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import Event, EventHeader
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
+from spark_replica.applier_core.binlog.rows.columns import ColumnSpec
 from spark_replica.applier_core.binlog.rows.compiler import CompiledImage, compile_image
 from spark_replica.applier_core.binlog.rows.json_diff import JsonDiff
 from spark_replica.applier_core.binlog.rows.partial import (
@@ -129,8 +131,18 @@ def _bitmap(reader: Reader, width: int) -> tuple[int, int]:
     return raw & mask, raw & ~mask
 
 
+@functools.lru_cache(maxsize=1024)
+def _shared_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> CompiledImage:
+    """Compiled decoders shared by every Table_map event describing the same columns.
+
+    A source writes a new Table_map event for every transaction, so a cache on the event
+    alone would compile the same decoder again for each transaction.
+    """
+    return compile_image(columns, present, width)
+
+
 def _image_decoder(table: TableMapEvent, present: int, width: int) -> CompiledImage:
-    build = lambda: compile_image(table.columns, present, width)  # noqa: E731
+    build = lambda: _shared_image(table.columns, present, width)  # noqa: E731
     decoder: CompiledImage = table.cached(("image", present, width), build)
     return decoder
 
@@ -189,7 +201,7 @@ def decode_rows_event(
     type_code = header.type_code
     if type_code not in KIND:
         raise BinlogError(f"event type {type_code} is not a rows event")
-    kind = KIND[EventType(type_code)]
+    kind = KIND[type_code]  # type: ignore[index]  # IntEnum keys hash as their ints
     buf = bytes(body)
     reader = Reader(buf)
     id_size = 4 if post_header_len == 6 else 6

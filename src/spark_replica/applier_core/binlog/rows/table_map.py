@@ -7,8 +7,10 @@ every rows event that refers to it.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -114,8 +116,31 @@ def _name(reader: Reader) -> str:
     return name_text(raw)
 
 
+#: Decoded Table_map events by body: a source writes the same Table_map for every transaction
+#: on a table, and reusing the decoded event also reuses its compiled row decoders.
+_DECODED: OrderedDict[tuple[bytes, int], TableMapEvent] = OrderedDict()
+_DECODED_MAX = 4096
+_DECODED_LOCK = threading.Lock()
+
+
 def decode_table_map(header: EventHeader, body: memoryview, post_header_len: int) -> TableMapEvent:
     """Decode a Table_map event body (after the common header, without checksum)."""
+    key = (bytes(body), post_header_len)
+    with _DECODED_LOCK:
+        found = _DECODED.get(key)
+        if found is not None:
+            _DECODED.move_to_end(key)
+    if found is not None:
+        return replace(found, header=header)
+    event = _decode_table_map(header, body, post_header_len)
+    with _DECODED_LOCK:
+        _DECODED[key] = event
+        if len(_DECODED) > _DECODED_MAX:
+            _DECODED.popitem(last=False)
+    return event
+
+
+def _decode_table_map(header: EventHeader, body: memoryview, post_header_len: int) -> TableMapEvent:
     reader = Reader(body)
     if post_header_len == 6:
         table_id, id_size = reader.u32(), 4
