@@ -17,7 +17,6 @@ is non-zero if any statement of the concurrency run failed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import math
 import os
@@ -99,45 +98,21 @@ FIXED_RESULT: AllowedResult = ([(1, "c1")], ["value", "name"])
 
 
 class BaselineServer:
-    """A bare mysql-mimic server on its own event loop thread."""
+    """A bare mysql-mimic server on loopback (run it with ``BackgroundServer``)."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
         self._server = MysqlServer(session_factory=FixedSession)
-        self._thread = threading.Thread(target=self._run, name="baseline-server")
-        self._started = threading.Event()
-        self._error: BaseException | None = None
-        self.port = 0
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._loop.run_until_complete(self._server.start_server(host="127.0.0.1", port=0))
-            self.port = int(self._server.sockets()[0].getsockname()[1])
-        except BaseException as e:
-            self._error = e
-            self._started.set()
-            self._loop.close()
-            return
-        self._started.set()
-        self._loop.run_forever()
+    async def start(self) -> None:
+        await self._server.start_server(host="127.0.0.1", port=0)
+
+    async def close(self) -> None:
         self._server.close()
-        self._loop.run_until_complete(self._server.wait_closed())
-        self._loop.run_until_complete(self._loop.shutdown_default_executor())
-        self._loop.close()
+        await self._server.wait_closed()
 
-    def __enter__(self) -> BaselineServer:
-        self._thread.start()
-        self._started.wait()
-        if self._error is not None:
-            self._thread.join()
-            raise self._error
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+    @property
+    def port(self) -> int:
+        return int(self._server.sockets()[0].getsockname()[1])
 
 
 @contextmanager
@@ -364,7 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             where = f"replica at {args.host}:{args.port}"
             ours = Endpoint(args.host, args.port, args.user, args.password)
-        baseline_server = stack.enter_context(BaselineServer())
+        baseline_server = stack.enter_context(
+            BackgroundServer(BaselineServer(), name="baseline-server")
+        )
         baseline = Endpoint("127.0.0.1", baseline_server.port, "root", "")
         print(f"target: {where}; baseline: bare mysql-mimic on 127.0.0.1:{baseline_server.port}")
         if not args.no_setup:

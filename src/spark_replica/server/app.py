@@ -12,6 +12,7 @@ import random
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import mysql_mimic.server
 from mysql_mimic import MysqlServer
@@ -120,13 +121,25 @@ class ReplicaServer:
             self.store.close()
 
 
-class BackgroundServer:
-    """Runs a ``ReplicaServer`` on its own event loop thread (tests, benchmarks, embedding)."""
+class AsyncServer(Protocol):
+    """What ``BackgroundServer`` runs: started and closed on its loop, listening on ``port``."""
 
-    def __init__(self, server: ReplicaServer) -> None:
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    @property
+    def port(self) -> int: ...
+
+
+class BackgroundServer:
+    """Runs a server (a ``ReplicaServer`` or any ``AsyncServer``) on its own event loop
+    thread, for tests, benchmarks and embedding."""
+
+    def __init__(self, server: AsyncServer, *, name: str = "replica-server") -> None:
         self.server = server
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name="replica-server", daemon=False)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=False)
         self._started = threading.Event()
         self._error: BaseException | None = None
 
