@@ -322,7 +322,7 @@ def test_fde_checksum_ignores_the_in_use_flag() -> None:
     cleared[17] &= ~EventFlag.BINLOG_IN_USE
     assert raw[-4:] == cleared[-4:] == zlib.crc32(bytes(cleared[:-4])).to_bytes(4, "little")
     assert decode_event(raw, None) == dataclasses.replace(
-        fde, header=dataclasses.replace(fde.header, event_length=len(raw), log_pos=126)
+        fde, header=fde.header._replace(event_length=len(raw), log_pos=126)
     )
     assert decode_event(bytes(cleared), None).header.flags == 0
 

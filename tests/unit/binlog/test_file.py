@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spark_replica.applier_core.binlog import file as file_module
 from spark_replica.applier_core.binlog.codec import (
     decode_header,
     encode_event,
-    rows_codec_available,
 )
 from spark_replica.applier_core.binlog.constants import MAGIC, ChecksumAlg, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -35,7 +36,6 @@ from spark_replica.applier_core.binlog.file import (
 from spark_replica.applier_core.gtid import GtidSet
 from tests.unit.binlog import FIXTURES, ROW_TYPES
 from tests.unit.binlog.test_codec import EVENTS, assert_same
-from tests.unit.binlog.test_fixtures_control import needs_rows
 
 FDE = FormatDescription.for_server("8.4.0", server_id=7, timestamp=1_700_000_000)
 STREAM_EVENTS = EVENTS.filter(lambda e: not isinstance(e, FormatDescription))
@@ -195,9 +195,32 @@ def test_huge_declared_length_is_truncation_not_allocation(tmp_path: Path) -> No
     start = spans[1][0]
     data[start + 9 : start + 13] = (0xFFFFFFF0).to_bytes(4, "little")
     path.write_bytes(bytes(data))
-    with pytest.raises(BinlogError, match="header says 4294967280 bytes") as info:
-        list(read_raw_events(path))
+    tracemalloc.start()
+    try:
+        with pytest.raises(BinlogError, match="header says 4294967280 bytes") as info:
+            list(read_raw_events(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert info.value.position == start
+    assert peak < 16 << 20
+
+
+@pytest.mark.parametrize("buffer", [19, 20, 64, 333])
+def test_events_across_read_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffer: int
+) -> None:
+    path = tmp_path / "binlog.000001"
+    spans = _write(path, _some_events() * 5)
+    whole = list(BinlogFileReader(path))
+    monkeypatch.setattr(file_module, "_READ_BUFFER", buffer)
+    assert [(pos, end) for pos, end, _ in read_raw_events(path)][1:] == spans
+    assert list(BinlogFileReader(path)) == whole
+    with open(path, "r+b") as handle:
+        handle.truncate(spans[-1][1] - 3)
+    with pytest.raises(BinlogError, match="^truncated event") as info:
+        list(BinlogFileReader(path))
+    assert info.value.position == spans[-1][0]
 
 
 def test_invalid_event_length(tmp_path: Path) -> None:
@@ -234,7 +257,6 @@ def test_resume_inside_a_file(tmp_path: Path, checksum: bool) -> None:
     assert reader.fde is not None and reader.fde.checksums is checksum
 
 
-@pytest.mark.skipif(not rows_codec_available(), reason="rows codec not available")
 def test_relay_log_with_two_fdes() -> None:
     path = FIXTURES / "rpl_unfiltered_hidden_gcol.000001"
     reader = BinlogFileReader(path)
@@ -256,7 +278,6 @@ def test_resume_in_a_relay_log_uses_the_source_fde() -> None:
     assert reader.fde is not None and reader.fde.header.server_id == 1
 
 
-@needs_rows
 def test_table_maps_are_tracked() -> None:
     reader = BinlogFileReader(FIXTURES / "mysql-bin.checksum-none")
     checked = 0

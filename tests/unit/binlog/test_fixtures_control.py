@@ -18,7 +18,6 @@ from spark_replica.applier_core.binlog.codec import (
     decode_event,
     encode_event,
     remember_table_map,
-    rows_codec_available,
 )
 from spark_replica.applier_core.binlog.codec_payload import decompress_payload, split_events
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -69,8 +68,6 @@ EXPECTED_ERRORS: dict[str, tuple[int, str]] = {
     ),
 }
 
-needs_rows = pytest.mark.skipif(not rows_codec_available(), reason="rows codec not available")
-
 
 def control_events(path: Path) -> list[tuple[int, bytes, Event]]:
     """(position, raw, event) of the events other than Table_map/Rows, decoded in order."""
@@ -118,9 +115,6 @@ def test_control_events_decode_and_re_encode_exactly(name: str) -> None:
 @pytest.mark.parametrize("name", FIXTURE_FILES)
 def test_fixture_decodes_fully_or_fails_cleanly(name: str) -> None:
     path = FIXTURES / name
-    has_rows = any(raw[4] in ROW_TYPES for _, _, raw in _frames_until_error(path))
-    if has_rows and not rows_codec_available():
-        pytest.skip("rows codec not available")
     reader = BinlogFileReader(path)
     events: list[tuple[int, int, Event]] = []
     try:
@@ -263,7 +257,6 @@ def test_payload_decompression(name: str) -> None:
     assert isinstance(decode_event(frames[-1][1], None), Xid)
 
 
-@needs_rows
 @pytest.mark.parametrize("name", sorted(PAYLOADS))
 def test_payload_inner_events_decode(name: str) -> None:
     (payload,) = _events_of(name, TransactionPayload)
@@ -405,13 +398,10 @@ Sample = tuple[bytes, FormatDescription | None, dict[int, object]]
 def _sample_events() -> list[Sample]:
     """Events of every fixture, with the FDE and Table_maps in force where they appear."""
     samples: list[Sample] = []
-    rows = rows_codec_available()
     for name in FIXTURE_FILES:
         fde: FormatDescription | None = None
         maps: dict[int, object] = {}
         for _pos, _end, raw in _frames_until_error(FIXTURES / name):
-            if raw[4] in ROW_TYPES and not rows:
-                continue
             try:
                 event = decode_event(raw, fde, table_maps=maps)
             except BinlogError:

@@ -17,7 +17,8 @@ from typing import Any
 
 from spark_replica.applier_core.binlog.events import EventHeader as Header
 
-FIXTURES = Path("/work/shared/fixtures/binlogs")
+#: ``shared/fixtures/binlogs`` beside the repository.
+FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "binlogs"
 
 MAGIC = b"\xfebin"
 HEADER = struct.Struct("<IBIIIH")

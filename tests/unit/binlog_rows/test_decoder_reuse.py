@@ -42,5 +42,5 @@ def test_repeated_table_maps_share_their_compiled_decoders(
     assert len(maps) > 150 and rows > 600
     # One decoder per distinct (columns, bitmap): insert/delete share one, update uses it too.
     assert len(compiled) <= 2
-    assert len({id(m._decoders) for m in maps}) == 1
+    assert len({id(m.definition) for m in maps}) == 1
     assert maps[0].header != maps[-1].header or maps[0] is not maps[-1]

@@ -7,17 +7,15 @@ the type code; ``encode_event`` is its inverse. Table_map and Rows events are ha
 
 from __future__ import annotations
 
-import importlib
 import struct
 import zlib
-from collections.abc import Callable, Mapping
-from types import ModuleType
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, Protocol, cast
 
 from spark_replica.applier_core.binlog import codec_control as control
 from spark_replica.applier_core.binlog import events_mariadb as maria
 from spark_replica.applier_core.binlog.codec_gtid import (
-    decode_gtid,
+    decode_gtid_at,
     decode_previous_gtids,
     encode_gtid,
     encode_previous_gtids,
@@ -54,17 +52,34 @@ from spark_replica.applier_core.binlog.events import (
     XaPrepare,
     Xid,
 )
-from spark_replica.applier_core.binlog.events_query import Query, decode_query, encode_query
+from spark_replica.applier_core.binlog.events_query import Query, decode_query_at, encode_query
+from spark_replica.applier_core.binlog.rows.rows import (
+    RowsEvent,
+    decode_rows_event_at,
+    encode_rows_event,
+)
+from spark_replica.applier_core.binlog.rows.table_map import (
+    TableMapEvent,
+    decode_table_map_at,
+    encode_table_map,
+)
 
 _HEADER = struct.Struct("<IBIIIH")
 _CRC = struct.Struct("<I")
+_XID = struct.Struct("<Q")
 _FLAGS_OFFSET = 17
 _SERVER_VERSION = slice(21, 71)
 _FDE_MIN_BODY = 57  # binlog_version 2, server_version 50, create_timestamp 4, header_length 1
-_ROWS_MODULE = "spark_replica.applier_core.binlog.rows"
-ROWS_FUNCTIONS = ("decode_table_map", "decode_rows_event", "encode_table_map", "encode_rows_event")
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+#: CRC32 over an event whose last four bytes are its own CRC32 (little-endian) is this constant.
+_CRC_RESIDUE = 0x2144DF1C
+_new_header = tuple.__new__
+_crc32 = zlib.crc32
 
-Decoder = Callable[[EventHeader, memoryview, int], Event]
+BodyDecoder = Callable[[EventHeader, memoryview, int], Event]
+#: ``(header, data, end, post_header_len)``: the body is ``data[HEADER_LEN:end]``.
+Decoder = Callable[[EventHeader, bytes, int, int], Event]
+RowsDecoder = Callable[[EventHeader, bytes, int, int, Mapping[int, object]], Event]
 
 #: Statement-only types: the ``EventType`` ones plus the old load events 6, 8, 10, 12.
 STATEMENT_ONLY_TYPES = frozenset({*STATEMENT_ONLY_EVENTS, 6, 8, 10, 12})
@@ -74,18 +89,29 @@ SKIPPED_TYPES = frozenset(
 )
 _OLD_NAMES = {20: "PRE_GA_WRITE_ROWS", 21: "PRE_GA_UPDATE_ROWS", 22: "PRE_GA_DELETE_ROWS"}
 
-_DECODERS: dict[int, Decoder] = {
-    EventType.QUERY: decode_query,
+
+def _on_body(decode: BodyDecoder) -> Decoder:
+    """A decoder of rarely seen events, which parse a view of the body."""
+
+    def decoder(header: EventHeader, data: bytes, end: int, post_header_len: int) -> Event:
+        return decode(header, memoryview(data)[HEADER_LEN:end], post_header_len)
+
+    return decoder
+
+
+def _decode_xid(header: EventHeader, data: bytes, end: int, _phl: int) -> Event:
+    if end - HEADER_LEN != _XID.size:
+        return control.decode_xid(header, memoryview(data)[HEADER_LEN:end], _phl)
+    return Xid(header, _XID.unpack_from(data, HEADER_LEN)[0])
+
+
+_BODY_DECODERS: dict[int, BodyDecoder] = {
     EventType.STOP: control.decode_stop,
     EventType.ROTATE: control.decode_rotate,
-    EventType.XID: control.decode_xid,
     EventType.INCIDENT: control.decode_incident,
     EventType.HEARTBEAT: control.decode_heartbeat,
     EventType.HEARTBEAT_V2: control.decode_heartbeat,
     EventType.ROWS_QUERY: control.decode_rows_query,
-    EventType.GTID: decode_gtid,
-    EventType.ANONYMOUS_GTID: decode_gtid,
-    EventType.GTID_TAGGED: decode_gtid,
     EventType.PREVIOUS_GTIDS: decode_previous_gtids,
     EventType.XA_PREPARE: control.decode_xa_prepare,
     EventType.TRANSACTION_PAYLOAD: decode_transaction_payload,
@@ -96,6 +122,18 @@ _DECODERS: dict[int, Decoder] = {
     **dict.fromkeys(STATEMENT_ONLY_TYPES, control.decode_statement_only),
     **dict.fromkeys(SKIPPED_TYPES, control.decode_unknown),
 }
+
+#: Decoders by type code, as plain ints: the hot ones read the event's bytes in place.
+_DECODERS: dict[int, Decoder] = {
+    **{int(code): _on_body(decode) for code, decode in _BODY_DECODERS.items()},
+    EventType.QUERY.value: decode_query_at,
+    EventType.XID.value: _decode_xid,
+    EventType.GTID.value: decode_gtid_at,
+    EventType.ANONYMOUS_GTID.value: decode_gtid_at,
+    EventType.GTID_TAGGED.value: decode_gtid_at,
+    EventType.TABLE_MAP.value: decode_table_map_at,
+}
+_ROWS_DECODER: RowsDecoder = decode_rows_event_at  # type: ignore[assignment]
 
 # class -> (body encoder, the type codes its header may carry; empty = any)
 _ENCODERS: dict[type[Event], tuple[Callable[[Any], bytes], frozenset[int]]] = {
@@ -139,33 +177,6 @@ class _HasTableId(Protocol):
     def table_id(self) -> int: ...
 
 
-_rows_module: ModuleType | None = None
-
-
-def _rows(function: str) -> Any:
-    """A function of the rows codec, imported on first use."""
-    global _rows_module
-    if _rows_module is None:
-        try:
-            _rows_module = importlib.import_module(_ROWS_MODULE)
-        except ImportError as exc:
-            raise BinlogError("row events need the rows codec, which is not available") from exc
-    found = getattr(_rows_module, function, None)
-    if found is None:
-        raise BinlogError(f"row events need {_ROWS_MODULE}.{function}, which is not available")
-    return found
-
-
-def rows_codec_available() -> bool:
-    """Whether the rows codec can decode Table_map and Rows events."""
-    try:
-        for function in ROWS_FUNCTIONS:
-            _rows(function)
-    except BinlogError:
-        return False
-    return True
-
-
 def type_name(type_code: int) -> str:
     try:
         return EventType(type_code).name
@@ -179,6 +190,10 @@ def remember_table_map(event: Event, table_maps: dict[int, object]) -> None:
         table_maps[cast(_HasTableId, event).table_id] = event
 
 
+def _mismatch(expected: int, found: int) -> BinlogError:
+    return BinlogError(f"event checksum mismatch: expected 0x{expected:08x}, found 0x{found:08x}")
+
+
 def _verify_checksum(view: memoryview, end: int, *, clear_in_use: bool = False) -> None:
     if clear_in_use:
         flags = _HEADER.unpack_from(view)[5] & ~EventFlag.BINLOG_IN_USE
@@ -189,9 +204,12 @@ def _verify_checksum(view: memoryview, end: int, *, clear_in_use: bool = False) 
         expected = zlib.crc32(view[:end])
     found = _CRC.unpack_from(view, end)[0]
     if expected != found:
-        raise BinlogError(
-            f"event checksum mismatch: expected 0x{expected:08x}, found 0x{found:08x}"
-        )
+        raise _mismatch(expected, found)
+
+
+def _checksum_mismatch(data: bytes, end: int) -> NoReturn:
+    """The error for ``data``, whose checksum failed the residue check."""
+    raise _mismatch(zlib.crc32(memoryview(data)[:end]), _CRC.unpack_from(data, end)[0])
 
 
 def _decode_fde(header: EventHeader, view: memoryview) -> FormatDescription:
@@ -214,7 +232,7 @@ def decode_header(data: bytes | memoryview) -> EventHeader:
     """The common header of ``data``; raises BinlogError when fewer than 19 bytes."""
     if len(data) < HEADER_LEN:
         raise BinlogError(f"event is too short: {len(data)} bytes, the header needs {HEADER_LEN}")
-    return EventHeader(*_HEADER.unpack_from(data))
+    return _new_header(EventHeader, _HEADER.unpack_from(data))
 
 
 def decode_event(
@@ -237,39 +255,54 @@ def decode_event(
         BinlogError: truncated or over-long input, checksum mismatch, unknown type without the
             IGNORABLE flag, or a malformed body.
     """
-    view = data if isinstance(data, memoryview) else memoryview(data)
-    size = len(view)
+    if fde is None:
+        fde = DEFAULT_FDE
+        if checksum is None:
+            checksum = False
+    elif checksum is None:
+        checksum = fde.checksums
+    return decode_bytes(
+        data if type(data) is bytes else bytes(data),
+        checksum,
+        fde.post_header_by_type,
+        table_maps if table_maps is not None else {},
+    )
+
+
+def decode_bytes(
+    data: bytes,
+    checksum: bool,
+    post_header_by_type: Sequence[int],
+    table_maps: Mapping[int, object],
+) -> Event:
+    """``decode_event`` with its arguments resolved: what a stream reader calls per event.
+
+    ``post_header_by_type`` is the Format_description's ``post_header_by_type``.
+    """
+    size = len(data)
     if size < HEADER_LEN:
         raise BinlogError(f"event is too short: {size} bytes, the header needs {HEADER_LEN}")
-    header = EventHeader(*_HEADER.unpack_from(view))
-    if header.event_length != size:
-        raise BinlogError(
-            f"event length mismatch: the header says {header.event_length} bytes, got {size}"
-        )
-    type_code = header.type_code
+    header = _new_header(EventHeader, _HEADER.unpack_from(data))
+    if header[3] != size:
+        raise BinlogError(f"event length mismatch: the header says {header[3]} bytes, got {size}")
+    type_code = header[1]
     try:
-        if type_code == EventType.FORMAT_DESCRIPTION:
-            return _decode_fde(header, view)
-        if checksum is None:
-            checksum = fde is not None and fde.checksums
+        if type_code == _FORMAT_DESCRIPTION:
+            return _decode_fde(header, memoryview(data))
         end = size
         if checksum:
             end = size - CHECKSUM_LEN
             if end < HEADER_LEN:
                 raise BinlogError(f"event is too short: {size} bytes, with header and checksum")
-            _verify_checksum(view, end)
-        body = view[HEADER_LEN:end]
-        post_header_len = (fde or DEFAULT_FDE).post_header_len(type_code)
+            if _crc32(data) != _CRC_RESIDUE:
+                _checksum_mismatch(data, end)
         decoder = _DECODERS.get(type_code)
         if decoder is not None:
-            return decoder(header, body, post_header_len)
-        if type_code == EventType.TABLE_MAP:
-            return cast(Event, _rows("decode_table_map")(header, body, post_header_len))
+            return decoder(header, data, end, post_header_by_type[type_code])
         if type_code in ROWS_EVENTS:
-            maps = table_maps if table_maps is not None else {}
-            return cast(Event, _rows("decode_rows_event")(header, body, post_header_len, maps))
+            return _ROWS_DECODER(header, data, end, post_header_by_type[type_code], table_maps)
         if header.flags & EventFlag.IGNORABLE:
-            return UnknownEvent(header, type_code, bytes(body))
+            return UnknownEvent(header, type_code, data[HEADER_LEN:end])
     except BinlogError as exc:
         if exc.cause.startswith("event is too short"):
             raise BinlogError(f"{type_name(type_code)} {exc.cause}") from exc
@@ -314,13 +347,13 @@ def encode_event_at(
 def _encode_body(event: Event, table_maps: Mapping[int, object] | None) -> bytes:
     type_code = event.header.type_code
     if type_code == EventType.TABLE_MAP:
-        return bytes(_rows("encode_table_map")(event))
+        return encode_table_map(cast(TableMapEvent, event))
     if type_code in ROWS_EVENTS and not isinstance(event, UnknownEvent):
         table_id = cast(_HasTableId, event).table_id
         table_map = (table_maps or {}).get(table_id)
         if table_map is None:
             raise BinlogError(f"no Table_map for table id {table_id}")
-        return bytes(_rows("encode_rows_event")(event, table_map))
+        return encode_rows_event(cast(RowsEvent, event), cast(TableMapEvent, table_map))
     entry = _ENCODERS.get(type(event))
     if entry is None:
         raise BinlogError(f"cannot encode a {type(event).__name__}")

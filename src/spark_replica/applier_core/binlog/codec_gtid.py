@@ -7,9 +7,10 @@ extra bytes (0xFF: 8), and the value's low bits follow those flag bits.
 
 from __future__ import annotations
 
+import functools
 import struct
 
-from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     EventHeader,
@@ -27,13 +28,17 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _LOGICAL_TIMESTAMP_TYPECODE = 2
 _TS_FLAG = 1 << 55
+_TS_FLAG_BYTE = 0x80  # _TS_FLAG within the 7th byte
+_PACKED_SIZES = {0xFC: 2, 0xFD: 3, 0xFE: 8}
 _VERSION_FLAG = 1 << 31
 _SERIALIZATION_VERSION = 2
 _TAG_FORMAT = 1
 _U64_MAX = (1 << 64) - 1
 
 
+@functools.lru_cache(maxsize=1024)
 def uuid_text(raw: bytes) -> str:
+    """``raw`` (16 bytes) as a UUID's text; a stream names few servers, so texts are cached."""
     h = raw.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
@@ -89,84 +94,91 @@ def _check_gno(header: EventHeader, gno: int) -> None:
         raise BinlogError(f"invalid GTID: transaction number {gno} out of range")
 
 
-def decode_gtid(header: EventHeader, body: memoryview, _phl: int) -> Gtid:
+def decode_gtid_at(header: EventHeader, data: bytes, end: int, _phl: int) -> Gtid:
+    """Decode the GTID event whose body is ``data[HEADER_LEN:end]``."""
     if header.type_code == EventType.GTID_TAGGED:
-        return _decode_tagged(header, body)
-    size = len(body)
-    if size < _HEAD.size:
-        raise BinlogError(f"event is too short: {size} bytes of body, needs {_HEAD.size}")
-    values = [0] * 8
+        return _decode_tagged(header, memoryview(data)[HEADER_LEN:end])
+    size = end - HEADER_LEN
     if size >= _HEAD_CLOCK.size:
-        flags, sid, gno, lt_type, values[0], values[1] = _HEAD_CLOCK.unpack_from(body)
+        flags, sid, gno, lt_type, last_committed, sequence_number = _HEAD_CLOCK.unpack_from(
+            data, HEADER_LEN
+        )
         if lt_type != _LOGICAL_TIMESTAMP_TYPECODE:
             raise BinlogError(f"GTID event: unknown logical timestamp type {lt_type}")
-        fmt = GtidFormat.LOGICAL_CLOCK
-        if size > _HEAD_CLOCK.size:
-            fmt = _decode_gtid_tail(body, values)
+        if size == _HEAD_CLOCK.size:
+            tail: _Tail = _NO_TAIL
+            fmt = GtidFormat.LOGICAL_CLOCK
+        else:
+            tail, fmt = _decode_gtid_tail(data, HEADER_LEN + _HEAD_CLOCK.size, end)
     elif size == _HEAD.size:
-        flags, sid, gno = _HEAD.unpack_from(body)
-        fmt = GtidFormat.MYSQL_56
+        flags, sid, gno = _HEAD.unpack_from(data, HEADER_LEN)
+        last_committed = sequence_number = 0
+        tail, fmt = _NO_TAIL, GtidFormat.MYSQL_56
     else:
-        raise BinlogError(f"event is too short: {size} bytes of body")
-    _check_gno(header, gno)
-    return Gtid(
-        header,
-        flags,
-        uuid_text(sid),
-        gno,
-        "",
-        values[0],
-        values[1],
-        values[2],
-        values[3],
-        values[4],
-        values[5],
-        values[6],
-        values[7],
-        fmt,
-    )
+        raise BinlogError(f"event is too short: {size} bytes of body, needs {_HEAD.size}")
+    if not 1 <= gno < MAX_GNO:
+        _check_gno(header, gno)
+    return Gtid(header, flags, uuid_text(sid), gno, "", last_committed, sequence_number, *tail, fmt)
 
 
-def _decode_gtid_tail(body: memoryview, values: list[int]) -> GtidFormat:
-    """The optional fields after the logical clock, into ``values[2:]``."""
-    size, pos = len(body), _HEAD_CLOCK.size
-    if size < pos + 7:
-        raise BinlogError(f"event is too short: {size} bytes of body")
-    immediate = int.from_bytes(body[pos : pos + 7], "little")
+#: Commit timestamps, transaction length, server versions, commit group ticket.
+_Tail = tuple[int, int, int, int, int, int]
+_NO_TAIL: _Tail = (0, 0, 0, 0, 0, 0)
+
+
+def _decode_gtid_tail(data: bytes, pos: int, end: int) -> tuple[_Tail, GtidFormat]:
+    """The optional fields after the logical clock: commit timestamps, transaction length,
+    server versions and commit group ticket (0 when absent), and the format they make."""
+    if end < pos + 7:
+        raise _too_short(end)
+    immediate_ts = int.from_bytes(data[pos : pos + 7], "little")
     pos += 7
-    values[2] = values[3] = immediate & ~_TS_FLAG
-    if immediate & _TS_FLAG:
-        if size < pos + 7:
-            raise BinlogError(f"event is too short: {size} bytes of body")
-        values[3] = int.from_bytes(body[pos : pos + 7], "little")
+    original_ts = immediate_ts = immediate_ts & ~_TS_FLAG
+    if data[pos - 1] & _TS_FLAG_BYTE:
+        if end < pos + 7:
+            raise _too_short(end)
+        original_ts = int.from_bytes(data[pos : pos + 7], "little")
         pos += 7
-    if pos == size:
-        return GtidFormat.COMMIT_TIMESTAMPS
-    if body[pos] < 251:
-        values[4] = body[pos]
-        pos += 1
-    else:
-        reader = Reader(body, pos)
-        values[4] = reader.packed()
-        pos = reader.pos
-    if pos == size:
-        return GtidFormat.TRANSACTION_LENGTH
-    if size - pos < 4:
-        raise BinlogError(f"event is too short: {size} bytes of body")
-    version = _U32.unpack_from(body, pos)[0]
+    if pos == end:
+        return (immediate_ts, original_ts, 0, 0, 0, 0), GtidFormat.COMMIT_TIMESTAMPS
+    length, pos = _packed(data, pos, end)
+    if pos == end:
+        return (immediate_ts, original_ts, length, 0, 0, 0), GtidFormat.TRANSACTION_LENGTH
+    if end - pos < 4:
+        raise _too_short(end)
+    version = _U32.unpack_from(data, pos)[0]
     pos += 4
-    values[5] = values[6] = version & ~_VERSION_FLAG
+    original_version = immediate_version = version & ~_VERSION_FLAG
     if version & _VERSION_FLAG:
-        if size - pos < 4:
-            raise BinlogError(f"event is too short: {size} bytes of body")
-        values[6] = _U32.unpack_from(body, pos)[0]
+        if end - pos < 4:
+            raise _too_short(end)
+        original_version = _U32.unpack_from(data, pos)[0]
         pos += 4
-    if size - pos >= 8:
-        values[7] = _U64.unpack_from(body, pos)[0]
+    ticket = 0
+    if end - pos >= 8:
+        ticket = _U64.unpack_from(data, pos)[0]
         pos += 8
-    if pos != size:
-        raise BinlogError(f"GTID event: {size - pos} unexpected trailing bytes")
-    return GtidFormat.SERVER_VERSION
+    if pos != end:
+        raise BinlogError(f"GTID event: {end - pos} unexpected trailing bytes")
+    tail: _Tail = (immediate_ts, original_ts, length, immediate_version, original_version, ticket)
+    return tail, GtidFormat.SERVER_VERSION
+
+
+def _too_short(end: int) -> BinlogError:
+    return BinlogError(f"event is too short: {end - HEADER_LEN} bytes of body")
+
+
+def _packed(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A packed integer at ``pos`` and the position after it; the event ends at ``end``."""
+    first = data[pos]
+    if first < 251:
+        return first, pos + 1
+    size = _PACKED_SIZES.get(first)
+    if size is None:
+        raise BinlogError(f"invalid packed integer prefix 0x{first:02x}")
+    if pos + 1 + size > end:
+        raise _too_short(end)
+    return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size
 
 
 def encode_gtid(event: Gtid) -> bytes:

@@ -1,7 +1,7 @@
 """Decoded binary log events (mysql-reference §7): the common header and the control events.
 
 Every event derives from :class:`Event` and keeps the 19-byte common :class:`EventHeader` as
-``header``; the codec's own events are frozen, slotted dataclasses (:class:`FrozenEvent`).
+``header``; the codec's own events are slotted dataclasses (:class:`ValueEvent`).
 The header keeps the values read from the stream; the encoder recomputes ``event_length`` and
 takes ``log_pos`` as an argument.
 
@@ -12,7 +12,8 @@ Rows events in ``rows``.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spark_replica.applier_core.binlog.constants import (
     HEADER_LEN,
@@ -34,9 +35,12 @@ DEFAULT_POST_HEADER_LENGTHS: tuple[int, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class EventHeader:
-    """The common header: 19 bytes in front of every v4 event."""
+class EventHeader(NamedTuple):
+    """The common header: 19 bytes in front of every v4 event.
+
+    A named tuple rather than a frozen dataclass: one is built for every event read, and a
+    tuple is built four times faster.
+    """
 
     timestamp: int
     type_code: int
@@ -68,23 +72,28 @@ def make_header(
 class Event:
     """Base of every decoded event; each keeps its common header as ``header``.
 
-    A plain class, so that both frozen and mutable dataclasses can derive from it: a subclass
-    declares ``header: EventHeader`` as its own field.
+    A plain class, so that any dataclass can derive from it: a subclass declares
+    ``header: EventHeader`` as its own field.
     """
 
     __slots__ = ()
     header: EventHeader
 
 
-@dataclass(frozen=True, slots=True)
-class FrozenEvent(Event):
-    """Base of the codec's frozen events: the header is the first field."""
+@dataclass(slots=True)
+class ValueEvent(Event):
+    """Base of the codec's own events: the header is the first field.
+
+    Events are values: nothing changes one after it is decoded or built. They are not frozen
+    dataclasses because the decoder builds one per event read and a frozen dataclass takes
+    about four times as long to build (docs/decisions/0005).
+    """
 
     header: EventHeader
 
 
-@dataclass(frozen=True, slots=True)
-class FormatDescription(FrozenEvent):
+@dataclass(slots=True)
+class FormatDescription(ValueEvent):
     """FORMAT_DESCRIPTION_EVENT (15): describes every following event of the file.
 
     ``post_header_lengths[t - 1]`` is the post-header length of type ``t``, exactly as stored.
@@ -98,6 +107,11 @@ class FormatDescription(FrozenEvent):
     header_length: int
     post_header_lengths: tuple[int, ...]
     checksum_alg: int | None
+    #: ``post_header_len(t)`` for every type code 0-255, computed once for the decoder.
+    post_header_by_type: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.post_header_by_type = tuple(self._post_header_len(t) for t in range(256))
 
     @property
     def checksums(self) -> bool:
@@ -106,6 +120,11 @@ class FormatDescription(FrozenEvent):
 
     def post_header_len(self, type_code: int) -> int:
         """Post-header length of ``type_code``, correcting the type 40 quirk (always 0)."""
+        if 0 <= type_code < len(self.post_header_by_type):
+            return self.post_header_by_type[type_code]
+        return 0
+
+    def _post_header_len(self, type_code: int) -> int:
         if type_code == EventType.TRANSACTION_PAYLOAD:
             return 0
         if 0 < type_code <= len(self.post_header_lengths):
@@ -144,8 +163,8 @@ class FormatDescription(FrozenEvent):
 DEFAULT_FDE = FormatDescription.for_server()
 
 
-@dataclass(frozen=True, slots=True)
-class PreviousGtids(FrozenEvent):
+@dataclass(slots=True)
+class PreviousGtids(ValueEvent):
     """PREVIOUS_GTIDS_LOG_EVENT (35). ``tagged``: the 8.4+ tagged encoding was (or is to be) used;
     a set holding a tag is always written tagged."""
 
@@ -163,8 +182,8 @@ class GtidFormat(enum.IntEnum):
     SERVER_VERSION = 4  # + server versions, and the commit group ticket when set (8.0.14)
 
 
-@dataclass(frozen=True, slots=True)
-class Gtid(FrozenEvent):
+@dataclass(slots=True)
+class Gtid(ValueEvent):
     """GTID_LOG_EVENT (33), ANONYMOUS_GTID_LOG_EVENT (34) and GTID_TAGGED_LOG_EVENT (42).
 
     Fields a server did not write are 0 (original values equal the immediate ones);
@@ -203,51 +222,51 @@ class Gtid(FrozenEvent):
         return bool(self.flags & 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Rotate(FrozenEvent):
+@dataclass(slots=True)
+class Rotate(ValueEvent):
     """ROTATE_EVENT (4): the next event is at ``position`` of ``next_file``."""
 
     position: int
     next_file: str
 
 
-@dataclass(frozen=True, slots=True)
-class Xid(FrozenEvent):
+@dataclass(slots=True)
+class Xid(ValueEvent):
     """XID_EVENT (16): commit of a transaction of a transactional engine."""
 
     xid: int
 
 
-@dataclass(frozen=True, slots=True)
-class Stop(FrozenEvent):
+@dataclass(slots=True)
+class Stop(ValueEvent):
     """STOP_EVENT (3): the server stopped."""
 
 
-@dataclass(frozen=True, slots=True)
-class Incident(FrozenEvent):
+@dataclass(slots=True)
+class Incident(ValueEvent):
     """INCIDENT_EVENT (26): the source lost events; a replica stops with an error."""
 
     incident_type: int
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Heartbeat(FrozenEvent):
+@dataclass(slots=True)
+class Heartbeat(ValueEvent):
     """HEARTBEAT_LOG_EVENT (27, position in the header) or HEARTBEAT_LOG_EVENT_V2 (41)."""
 
     log_file: str
     log_position: int
 
 
-@dataclass(frozen=True, slots=True)
-class RowsQuery(FrozenEvent):
+@dataclass(slots=True)
+class RowsQuery(ValueEvent):
     """ROWS_QUERY_LOG_EVENT (29): the statement that produced the following rows events."""
 
     query: str
 
 
-@dataclass(frozen=True, slots=True)
-class XaPrepare(FrozenEvent):
+@dataclass(slots=True)
+class XaPrepare(ValueEvent):
     """XA_PREPARE_LOG_EVENT (38): ends the first phase of an XA transaction."""
 
     one_phase: bool
@@ -261,8 +280,8 @@ class CompressionType(enum.IntEnum):
     NONE = 255
 
 
-@dataclass(frozen=True, slots=True)
-class TransactionPayload(FrozenEvent):
+@dataclass(slots=True)
+class TransactionPayload(ValueEvent):
     """TRANSACTION_PAYLOAD_EVENT (40): a whole transaction's events, usually zstd-compressed.
 
     ``uncompressed_size`` is 0 when the stream did not declare it (no compression).
@@ -286,8 +305,8 @@ class TransactionPayload(FrozenEvent):
         return payload_events(self, fde, table_maps)
 
 
-@dataclass(frozen=True, slots=True)
-class StatementOnlyEvent(FrozenEvent):
+@dataclass(slots=True)
+class StatementOnlyEvent(ValueEvent):
     """An event only statement-based replication uses (Intvar, Rand, User_var, load events);
     a row-based applier refuses it. ``raw`` is the body after the header, without checksum."""
 
@@ -295,8 +314,8 @@ class StatementOnlyEvent(FrozenEvent):
     raw: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownEvent(FrozenEvent):
+@dataclass(slots=True)
+class UnknownEvent(ValueEvent):
     """An event whose body is not decoded: an unknown type that carries the IGNORABLE flag, or
     Ignorable (28), Transaction_context (36) and View_change (37), which a replica skips."""
 

@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import Event, EventHeader, FrozenEvent
+from spark_replica.applier_core.binlog.events import Event, EventHeader, ValueEvent
 from spark_replica.applier_core.binlog.events_query import decode_text
 from spark_replica.applier_core.binlog.packing import Reader
 
@@ -27,22 +27,22 @@ class MariadbGtidFlag(enum.IntFlag):
     COMPLETED_XA = 128
 
 
-@dataclass(frozen=True, slots=True)
-class MariadbAnnotateRows(FrozenEvent):
+@dataclass(slots=True)
+class MariadbAnnotateRows(ValueEvent):
     """ANNOTATE_ROWS_EVENT (160): the statement behind the following rows events."""
 
     query: str
 
 
-@dataclass(frozen=True, slots=True)
-class MariadbBinlogCheckpoint(FrozenEvent):
+@dataclass(slots=True)
+class MariadbBinlogCheckpoint(ValueEvent):
     """BINLOG_CHECKPOINT_EVENT (161)."""
 
     log_file: str
 
 
-@dataclass(frozen=True, slots=True)
-class MariadbGtid(FrozenEvent):
+@dataclass(slots=True)
+class MariadbGtid(ValueEvent):
     """GTID_EVENT (162): starts an event group, replacing BEGIN; ``server_id`` is the header's.
 
     ``commit_id`` is set when ``flags`` has GROUP_COMMIT_ID (2); ``extra`` keeps the bytes
@@ -68,8 +68,8 @@ class MariadbGtid(FrozenEvent):
         return bool(self.flags & MariadbGtidFlag.STANDALONE)
 
 
-@dataclass(frozen=True, slots=True)
-class MariadbGtidList(FrozenEvent):
+@dataclass(slots=True)
+class MariadbGtidList(ValueEvent):
     """GTID_LIST_EVENT (163): the binlog state, one ``(domain, server, seq)`` per domain."""
 
     gtids: tuple[tuple[int, int, int], ...]

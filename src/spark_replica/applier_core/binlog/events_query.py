@@ -8,8 +8,9 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from spark_replica.applier_core.binlog.constants import HEADER_LEN
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import EventHeader, FrozenEvent
+from spark_replica.applier_core.binlog.events import EventHeader, ValueEvent
 from spark_replica.applier_core.binlog.packing import Reader
 
 _U16 = struct.Struct("<H")
@@ -214,8 +215,8 @@ def parse_status_vars(raw: bytes) -> QueryStatus:
     return QueryStatus(**values)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
-class Query(FrozenEvent):
+@dataclass(slots=True)
+class Query(ValueEvent):
     """QUERY_EVENT (2).
 
     ``status_vars`` is the raw status block (written back as is); ``status`` its parsed form.
@@ -267,31 +268,34 @@ def _keyword(text: str) -> str:
     return stripped.upper() if len(stripped) <= 8 else ""
 
 
-def decode_query(header: EventHeader, body: memoryview, post_header_len: int) -> Query:
-    """Decode the body (after the common header, without checksum) of a Query event."""
+def decode_query_at(header: EventHeader, data: bytes, end: int, post_header_len: int) -> Query:
+    """Decode the Query event whose body is ``data[HEADER_LEN:end]``."""
     if post_header_len < _POST_HEADER_V3.size:
         raise BinlogError(f"invalid Query post-header length {post_header_len}")
-    size = len(body)
+    size = end - HEADER_LEN
     if size < post_header_len:
         raise BinlogError(f"event is too short: {size} bytes of body")
     if post_header_len >= _POST_HEADER.size:
-        thread_id, exec_time, db_len, error_code, status_len = _POST_HEADER.unpack_from(body)
+        thread_id, exec_time, db_len, error_code, status_len = _POST_HEADER.unpack_from(
+            data, HEADER_LEN
+        )
     else:
-        thread_id, exec_time, db_len, error_code = _POST_HEADER_V3.unpack_from(body)
+        thread_id, exec_time, db_len, error_code = _POST_HEADER_V3.unpack_from(data, HEADER_LEN)
         status_len = 0
-    db_start = post_header_len + status_len
+    status_start = HEADER_LEN + post_header_len
+    db_start = status_start + status_len
     db_end = db_start + db_len
-    if db_end >= size:
+    if db_end >= end:
         raise BinlogError(
             f"event is too short: {size} bytes of body, the status variables and "
-            f"database name need {db_end + 1}"
+            f"database name need {db_end + 1 - HEADER_LEN}"
         )
-    if body[db_end] != 0:
+    if data[db_end] != 0:
         raise BinlogError("Query event: database name is not NUL-terminated")
-    status_vars = bytes(body[post_header_len:db_start])
+    status_vars = data[status_start:db_start]
     status = parse_status_vars(status_vars)
-    db, raw_db = decode_text(bytes(body[db_start:db_end]), "utf-8")
-    query, raw_query = decode_text(bytes(body[db_end + 1 :]), status.text_charset)
+    db, raw_db = decode_text(data[db_start:db_end], "utf-8")
+    query, raw_query = decode_text(data[db_end + 1 : end], status.text_charset)
     return Query(
         header, thread_id, exec_time, error_code, db, query, status, status_vars, raw_db, raw_query
     )

@@ -11,10 +11,10 @@ import dataclasses
 import os
 import struct
 from collections.abc import Iterator, Mapping
-from typing import BinaryIO
+from itertools import islice
+from typing import BinaryIO, NamedTuple
 
 from spark_replica.applier_core.binlog.codec import (
-    decode_event,
     encode_event,
     encode_event_at,
     remember_table_map,
@@ -28,7 +28,7 @@ from spark_replica.applier_core.binlog.events import (
     PreviousGtids,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.gtid import GtidSet
 
 _LENGTH = struct.Struct("<I")
@@ -47,11 +47,6 @@ _PREAMBLE_TYPES = frozenset(
         T.MARIADB_BINLOG_CHECKPOINT,
     }
 )
-#: Events after which no earlier Table_map is referred to again.
-_TABLE_MAP_RESET_TYPES = frozenset(
-    {T.FORMAT_DESCRIPTION, T.GTID, T.ANONYMOUS_GTID, T.GTID_TAGGED, T.MARIADB_GTID, T.XID}
-)
-
 RawEvent = tuple[int, int, bytes]
 PositionedEvent = tuple[int, int, Event]
 
@@ -74,43 +69,75 @@ def _open_checked(path: str) -> BinaryIO:
     return handle
 
 
+class _Chunk(NamedTuple):
+    """Whole events read at once: event i spans ``data[bounds[i]:bounds[i + 1]]``, at file
+    position ``position + bounds[i]``."""
+
+    data: bytes
+    position: int
+    bounds: list[int]
+
+
+def _chunks(handle: BinaryIO, path: str, start: int) -> Iterator[_Chunk]:
+    """The file's events from ``start`` in large chunks; a partial event at the end of the file
+    is an error."""
+    handle.seek(start)
+    rest = b""  # the start of an event the last chunk cut
+    position = start  # of rest
+    unpack_length = _LENGTH.unpack_from
+    while True:
+        want = _needed(rest) - len(rest)
+        if want > _READ_BUFFER:  # a large event: read it whole, but never past the file's end
+            want = min(want, os.fstat(handle.fileno()).st_size - handle.tell())
+        buf = rest + handle.read(max(_READ_BUFFER, want))
+        if len(buf) == len(rest):
+            if rest:
+                raise _truncated(rest, path, position)
+            return
+        size = len(buf)
+        bounds = [0]
+        offset = 0
+        while size - offset >= HEADER_LEN:
+            length = unpack_length(buf, offset + _LENGTH_OFFSET)[0]
+            if length < HEADER_LEN:
+                raise BinlogError(
+                    f"invalid event length {length}", file=path, position=position + offset
+                )
+            if offset + length > size:
+                break
+            offset += length
+            bounds.append(offset)
+        if offset:
+            yield _Chunk(buf, position, bounds)
+        rest = buf[offset:]
+        position += offset
+
+
+def _needed(partial: bytes) -> int:
+    """The bytes an event starting with ``partial`` has in all (its header, at least)."""
+    if len(partial) < HEADER_LEN:
+        return HEADER_LEN
+    return max(HEADER_LEN, _LENGTH.unpack_from(partial, _LENGTH_OFFSET)[0])
+
+
+def _truncated(partial: bytes, path: str, position: int) -> BinlogError:
+    if len(partial) < HEADER_LEN:
+        cause = (
+            f"truncated event: the file ends {len(partial)} bytes into the {HEADER_LEN}-byte header"
+        )
+    else:
+        length = _LENGTH.unpack_from(partial, _LENGTH_OFFSET)[0]
+        cause = f"truncated event: the header says {length} bytes, the file has {len(partial)}"
+    return BinlogError(cause, file=path, position=position)
+
+
 def _frames(handle: BinaryIO, path: str, start: int) -> Iterator[RawEvent]:
     """Frame events from ``start`` to the end of the file; a partial event is an error."""
-    size = os.fstat(handle.fileno()).st_size
-    pos = start
-    handle.seek(pos)
-    while True:
-        head = handle.read(HEADER_LEN)
-        if not head:
-            return
-        if len(head) < HEADER_LEN:
-            raise BinlogError(
-                f"truncated event: the file ends {len(head)} bytes into the "
-                f"{HEADER_LEN}-byte header",
-                file=path,
-                position=pos,
-            )
-        length = _LENGTH.unpack_from(head, _LENGTH_OFFSET)[0]
-        if length < HEADER_LEN:
-            raise BinlogError(f"invalid event length {length}", file=path, position=pos)
-        if pos + length > size:
-            size = os.fstat(handle.fileno()).st_size
-            if pos + length > size:
-                raise BinlogError(
-                    f"truncated event: the header says {length} bytes, the file has {size - pos}",
-                    file=path,
-                    position=pos,
-                )
-        rest = handle.read(length - HEADER_LEN)
-        if len(rest) != length - HEADER_LEN:
-            raise BinlogError(
-                f"truncated event: the header says {length} bytes, the file "
-                f"has {HEADER_LEN + len(rest)}",
-                file=path,
-                position=pos,
-            )
-        yield pos, pos + length, head + rest
-        pos += length
+    for data, position, bounds in _chunks(handle, path, start):
+        begin = 0
+        for end in islice(bounds, 1, None):
+            yield position + begin, position + end, data[begin:end]
+            begin = end
 
 
 def read_raw_events(path: str | os.PathLike[str], start: int = len(MAGIC)) -> Iterator[RawEvent]:
@@ -134,45 +161,42 @@ class BinlogFileReader:
     def __init__(self, path: str | os.PathLike[str], *, start: int = len(MAGIC)) -> None:
         self.path = os.fspath(path)
         self.start = start
-        self.fde: FormatDescription | None = None
         self.position = start
-        self._table_maps: dict[int, object] = {}
+        self._stream = StreamDecoder()
+
+    @property
+    def fde(self) -> FormatDescription | None:
+        return self._stream.fde
 
     @property
     def table_maps(self) -> Mapping[int, object]:
-        return self._table_maps
+        return self._stream.table_maps
 
     def __iter__(self) -> Iterator[PositionedEvent]:
         with _open_checked(self.path) as handle:
             if self.start > len(MAGIC):
                 self._read_preamble(handle)
-            for pos, end, data in _frames(handle, self.path, self.start):
-                event = self._decode(pos, data)
-                self.position = end
-                yield pos, end, event
+            decode = self._stream.decode
+            for data, position, bounds in _chunks(handle, self.path, self.start):
+                begin = 0
+                for end in islice(bounds, 1, None):
+                    try:
+                        event = decode(data[begin:end])
+                    except BinlogError as exc:
+                        raise exc.at(self.path, position + begin) from exc
+                    self.position = position + end
+                    yield position + begin, self.position, event
+                    begin = end
 
     def _read_preamble(self, handle: BinaryIO) -> None:
         for pos, _end, data in _frames(handle, self.path, len(MAGIC)):
             if pos >= self.start or data[_TYPE_OFFSET] not in _PREAMBLE_TYPES:
                 return
             if data[_TYPE_OFFSET] == T.FORMAT_DESCRIPTION:
-                self._decode(pos, data)
-
-    def _decode(self, pos: int, data: bytes) -> Event:
-        try:
-            event = decode_event(data, self.fde, table_maps=self._table_maps)
-        except BinlogError as exc:
-            raise exc.at(self.path, pos) from exc
-        type_code = event.header.type_code
-        if type_code in _TABLE_MAP_RESET_TYPES or (
-            type_code == T.QUERY and isinstance(event, Query) and event.is_begin
-        ):
-            self._table_maps.clear()
-        if isinstance(event, FormatDescription):
-            self.fde = event
-        else:
-            remember_table_map(event, self._table_maps)
-        return event
+                try:
+                    self._stream.decode(data)
+                except BinlogError as exc:
+                    raise exc.at(self.path, pos) from exc
 
 
 class BinlogFileWriter:

@@ -13,9 +13,9 @@ import functools
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import Event, EventHeader
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
@@ -27,7 +27,7 @@ from spark_replica.applier_core.binlog.rows.partial import (
     encode_image,
     encode_shared_image,
 )
-from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
+from spark_replica.applier_core.binlog.rows.table_map import TableDefinition, TableMapEvent
 from spark_replica.applier_core.binlog.rows.values import Codec, codec_for
 
 #: Rows event flags.
@@ -44,16 +44,20 @@ class RowKind(enum.Enum):
 
 
 E = EventType
-KIND = {
+KIND: dict[int, RowKind] = {
     E.WRITE_ROWS_V1: RowKind.INSERT, E.WRITE_ROWS: RowKind.INSERT,
     E.UPDATE_ROWS_V1: RowKind.UPDATE, E.UPDATE_ROWS: RowKind.UPDATE,
     E.PARTIAL_UPDATE_ROWS: RowKind.UPDATE,
     E.DELETE_ROWS_V1: RowKind.DELETE, E.DELETE_ROWS: RowKind.DELETE,
 }  # fmt: skip
 V1_TYPES = frozenset({E.WRITE_ROWS_V1, E.UPDATE_ROWS_V1, E.DELETE_ROWS_V1})
+_PARTIAL = int(E.PARTIAL_UPDATE_ROWS)
+_ID_FLAGS_6 = struct.Struct("<IHH")
+#: A 4-byte table id and the flags, or the low and high parts of a 6-byte table id.
+_U32_U16 = struct.Struct("<IH")
 
 
-@dataclass(eq=False, kw_only=True)
+@dataclass(eq=False, slots=True)
 class RowsEvent(Event):
     """A decoded rows event; its kind and version follow ``header.type_code``.
 
@@ -66,11 +70,11 @@ class RowsEvent(Event):
 
     header: EventHeader
     table_id: int
+    width: int
+    columns_present: int
     flags: int = 0
     #: v2 extra data (after its length field); None for v1 events.
     extra_data: bytes | None = None
-    width: int
-    columns_present: int
     columns_after: int | None = None
     rows: list[Any] = field(default_factory=list)
     value_options: list[int] | None = None
@@ -125,12 +129,6 @@ class RowsEvent(Event):
         )
 
 
-def _bitmap(reader: Reader, width: int) -> tuple[int, int]:
-    raw = int.from_bytes(reader.bytes((width + 7) // 8), "little")
-    mask = (1 << width) - 1
-    return raw & mask, raw & ~mask
-
-
 @functools.lru_cache(maxsize=1024)
 def _shared_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> CompiledImage:
     """Compiled decoders shared by every Table_map event describing the same columns.
@@ -141,13 +139,15 @@ def _shared_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> 
     return compile_image(columns, present, width)
 
 
-def _image_decoder(table: TableMapEvent, present: int, width: int) -> CompiledImage:
-    build = lambda: _shared_image(table.columns, present, width)  # noqa: E731
-    decoder: CompiledImage = table.cached(("image", present, width), build)
+def _image_decoder(table: TableDefinition, present: int, width: int) -> CompiledImage:
+    key = (present, width)
+    decoder: CompiledImage | None = table._decoders.get(key)
+    if decoder is None:
+        decoder = table.cached(key, lambda: _shared_image(table.columns, present, width))
     return decoder
 
 
-def _codecs(table: TableMapEvent, present: int, width: int) -> dict[int, Codec]:
+def _codecs(table: TableDefinition | TableMapEvent, present: int, width: int) -> dict[int, Codec]:
     def build() -> dict[int, Codec]:
         return {i: codec_for(table.columns[i]) for i in range(width) if present >> i & 1}
 
@@ -193,58 +193,180 @@ def _decode_rows(kind: RowKind, buf: bytes, pos: int, before: CompiledImage,
 
 def decode_rows_event(
     header: EventHeader,
-    body: memoryview,
+    body: bytes | memoryview,
     post_header_len: int,
     table_maps: Mapping[int, TableMapEvent],
 ) -> RowsEvent:
     """Decode a rows event body (after the common header, without checksum)."""
+    data = bytes(HEADER_LEN) + bytes(body)
+    return decode_rows_event_at(header, data, len(data), post_header_len, table_maps)
+
+
+def _short(size: int, needed: int) -> BinlogError:
+    return BinlogError(f"event is too short: {size} bytes of body, needs {needed}")
+
+
+class _Plan(NamedTuple):
+    """Everything a rows event's head (flags to bitmaps) says, decoded once per distinct head
+    of a table: the fast path only decodes the table id and the rows."""
+
+    kind: RowKind
+    flags: int
+    extra: bytes | None
+    width: int
+    present: int
+    after_bits: int | None
+    bitmap_padding: tuple[int, int]
+    null_probe: tuple[int, int] | None
+    before: CompiledImage
+    after: CompiledImage | None
+
+
+def _plan_head_size(definition: TableDefinition, type_code: int) -> int:
+    """The head size of the events the fast path serves: no extra data, every column."""
+    count = len(definition.columns)
+    if count >= 251:
+        return -1
+    size = 2 + (0 if type_code in V1_TYPES else 2) + 1
+    return size + ((count + 7) >> 3) * (2 if KIND.get(type_code) is RowKind.UPDATE else 1)
+
+
+def _null_probe(present: int) -> tuple[int, int] | None:
+    """Where the unused bits of a row's NULL bitmap are: (byte offset, shift), if any."""
+    count = present.bit_count()
+    return None if not count % 8 else (count // 8, count % 8)
+
+
+def decode_rows_event_at(
+    header: EventHeader,
+    data: bytes,
+    end: int,
+    post_header_len: int,
+    table_maps: Mapping[int, TableMapEvent],
+) -> RowsEvent:
+    """Decode the rows event whose body is ``data[HEADER_LEN:end]``.
+
+    A table's events repeat the same head (flags, widths, bitmaps), so a head seen before is
+    looked up instead of decoded: then only the table id and the rows are read.
+    """
+    table = None
+    if post_header_len == 10 and end - HEADER_LEN >= 6:
+        low, high = _U32_U16.unpack_from(data, HEADER_LEN)
+        table = table_maps.get(low | high << 32)
+    if table is None or type(table) is not TableMapEvent:
+        return _decode_rows_event(header, data, end, post_header_len, table_maps)
+    type_code = header[1]
+    definition = table.definition
+    start = HEADER_LEN + 6
+    plans = definition.plans.get(type_code)
+    if plans is None:
+        return _decode_rows_event(header, data, end, post_header_len, table_maps)
+    pos = start + plans.head_size
+    plan = plans.get(data[start:pos])
+    if plan is None or pos > end:
+        return _decode_rows_event(header, data, end, post_header_len, table_maps)
+    if end != len(data):
+        data = data[:end]
+    padding = False
+    probe = plan.null_probe
+    if probe is not None and pos + probe[0] < end:
+        padding = bool(data[pos + probe[0]] >> probe[1])
+    event = RowsEvent(
+        header, table.table_id, plan.width, plan.present, plan.flags, plan.extra,
+        plan.after_bits, [], None, None, padding, plan.bitmap_padding, 6, table,
+    )  # fmt: skip
+    event.rows = _decode_rows(plan.kind, data, pos, plan.before, plan.after)
+    return event
+
+
+def _decode_rows_event(
+    header: EventHeader,
+    data: bytes,
+    end: int,
+    post_header_len: int,
+    table_maps: Mapping[int, TableMapEvent],
+) -> RowsEvent:
+    """The general decoder: every layout, and the plan for the fast path of this one."""
     type_code = header.type_code
-    if type_code not in KIND:
+    kind = KIND.get(type_code)
+    if kind is None:
         raise BinlogError(f"event type {type_code} is not a rows event")
-    kind = KIND[type_code]  # type: ignore[index]  # IntEnum keys hash as their ints
-    buf = bytes(body)
-    reader = Reader(buf)
-    id_size = 4 if post_header_len == 6 else 6
-    table_id = reader.uint(id_size)
-    flags = reader.u16()
+    if end != len(data):
+        data = data[:end]
+    size = end - HEADER_LEN
+    if post_header_len == 6:
+        if size < 6:
+            raise _short(size, 6)
+        table_id, flags = _U32_U16.unpack_from(data, HEADER_LEN)
+        pos = HEADER_LEN + 6
+        id_size = 4
+    else:
+        if size < 8:
+            raise _short(size, 8)
+        low, high, flags = _ID_FLAGS_6.unpack_from(data, HEADER_LEN)
+        table_id = low | high << 32
+        pos = HEADER_LEN + 8
+        id_size = 6
     extra: bytes | None = None
     if type_code not in V1_TYPES:
-        extra_len = reader.u16()
+        if pos + 2 > end:
+            raise _short(size, pos + 2 - HEADER_LEN)
+        extra_len = data[pos] | data[pos + 1] << 8
         if extra_len < 2:
             raise BinlogError(f"rows event extra data length {extra_len} is below 2")
-        extra = reader.bytes(extra_len - 2)
-    width = reader.packed()
+        pos += extra_len
+        if pos > end:
+            raise _short(size, pos - HEADER_LEN)
+        extra = data[pos - extra_len + 2 : pos]
+    if pos >= end:
+        raise _short(size, pos + 1 - HEADER_LEN)
+    width = data[pos]
+    if width < 251:
+        pos += 1
+    else:
+        reader = Reader(data, pos)
+        width = reader.packed()
+        pos = reader.pos
     if width == 0:
         raise BinlogError("rows event has no columns")
     table = table_maps.get(table_id)
     if not isinstance(table, TableMapEvent):
         raise BinlogError(f"rows event for table id {table_id} without a Table_map event")
-    if width > table.column_count:
+    definition = table.definition
+    if width > len(definition.columns):
         raise BinlogError(
-            f"rows event has {width} columns, table {table.schema}.{table.table} "
-            f"has {table.column_count}"
+            f"rows event has {width} columns, table {definition.schema}.{definition.table} "
+            f"has {len(definition.columns)}"
         )
-    present, pad_before = _bitmap(reader, width)
+    bitmap_size = (width + 7) >> 3
+    mask = (1 << width) - 1
+    if pos + bitmap_size > end:
+        raise _short(size, pos + bitmap_size - HEADER_LEN)
+    raw = int.from_bytes(data[pos : pos + bitmap_size], "little")
+    pos += bitmap_size
+    present, pad_before = raw & mask, raw & ~mask
     after_bits: int | None = None
     pad_after = 0
     if kind is RowKind.UPDATE:
-        after_bits, pad_after = _bitmap(reader, width)
-    pos = reader.pos
-    if not present and not after_bits and pos < len(buf) and type_code != E.PARTIAL_UPDATE_ROWS:
+        if pos + bitmap_size > end:
+            raise _short(size, pos + bitmap_size - HEADER_LEN)
+        raw = int.from_bytes(data[pos : pos + bitmap_size], "little")
+        pos += bitmap_size
+        after_bits, pad_after = raw & mask, raw & ~mask
+    partial = type_code == _PARTIAL
+    if not present and not after_bits and pos < end and not partial:
         raise BinlogError("rows event has row data but its images have no columns")
     event = RowsEvent(
-        header=header, table_id=table_id, flags=flags, extra_data=extra,
-        width=width, columns_present=present, columns_after=after_bits,
-        null_padding=_padding(buf, pos, present), bitmap_padding=(pad_before, pad_after),
-        table_id_size=id_size, table_map=table,
+        header, table_id, width, present, flags, extra, after_bits, [], None, None,
+        _padding(data, pos, present), (pad_before, pad_after), id_size, table,
     )  # fmt: skip
-    if type_code == E.PARTIAL_UPDATE_ROWS:
+    if partial:
         assert after_bits is not None
-        before_codecs = _codecs(table, present, width)
-        after_codecs = _codecs(table, after_bits, width)
+        before_codecs = _codecs(definition, present, width)
+        after_codecs = _codecs(definition, after_bits, width)
         try:
             rows, options, diffs = decode_partial_rows(
-                buf, pos, table.columns, before_codecs, after_codecs, width
+                data, pos, definition.columns, before_codecs, after_codecs, width
             )
         except BinlogError as exc:
             raise BinlogError(f"partial update rows: {exc.cause}") from None
@@ -252,9 +374,14 @@ def decode_rows_event(
             raise BinlogError(f"partial update rows: invalid value: {exc}") from None
         event.rows, event.value_options, event.json_diffs = rows, options, diffs
         return event
-    before = _image_decoder(table, present, width)
-    after = None if after_bits is None else _image_decoder(table, after_bits, width)
-    event.rows = _decode_rows(kind, buf, pos, before, after)
+    before = _image_decoder(definition, present, width)
+    after = None if after_bits is None else _image_decoder(definition, after_bits, width)
+    if id_size == 6 and pos - HEADER_LEN - 6 == _plan_head_size(definition, type_code):
+        head = data[HEADER_LEN + 6 : pos]
+        plan = _Plan(kind, flags, extra, width, present, after_bits, (pad_before, pad_after),
+                     _null_probe(present), before, after)  # fmt: skip
+        definition.remember_plan(type_code, head, plan)
+    event.rows = _decode_rows(kind, data, pos, before, after)
     return event
 
 
