@@ -297,3 +297,15 @@ def test_writer_sets_the_fde_checksum_algorithm(tmp_path: Path) -> None:
         assert writer.fde.checksum_alg == ChecksumAlg.CRC32
     (only,) = list(BinlogFileReader(path))
     assert isinstance(only[2], FormatDescription) and only[2].checksums
+
+
+@pytest.mark.parametrize("checksum", [True, False])
+def test_moved_events_are_written_as_if_encoded_in_place(tmp_path: Path, checksum: bool) -> None:
+    direct, moved = tmp_path / "binlog.000001", tmp_path / "binlog.000002"
+    _write(direct, _some_events(), checksum=checksum)
+    with BinlogFileWriter(moved, FDE, checksum=checksum) as writer:
+        for event in _some_events():
+            writer.write_moved(encode_event(event, checksum=checksum, log_pos=0))
+        with pytest.raises(BinlogError, match="other than a Format_description"):
+            writer.write_moved(encode_event(FDE, checksum=checksum, log_pos=0))
+    assert moved.read_bytes() == direct.read_bytes()

@@ -21,17 +21,19 @@ def test_repeated_table_maps_share_their_compiled_decoders(
 ) -> None:
     transactions, _ = simulate(WorkloadSpec(tables=1, rows_per_table=5, transactions=200, seed=4))
     files = write_binlogs(transactions, tmp_path, server_uuid=SERVER_UUID)
-    compiled: list[object] = []
-    original = compiler.compile_image
-
-    def counting(*args: object) -> object:
-        compiled.append(args)
-        return original(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr("spark_replica.applier_core.binlog.rows.rows.compile_image", counting)
+    compiled: list[str] = []
     from spark_replica.applier_core.binlog.rows import rows as rows_module
 
+    for name in ("compile_image", "compile_update"):
+        original = getattr(compiler, name)
+
+        def counting(*args: object, _name: str = name, _original: object = original) -> object:
+            compiled.append(_name)
+            return _original(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(rows_module, name, counting)
     rows_module._shared_image.cache_clear()
+    rows_module._shared_update.cache_clear()
     maps: list[TableMapEvent] = []
     rows = 0
     for _, _, event in BinlogFileReader(files[0]):
@@ -40,7 +42,8 @@ def test_repeated_table_maps_share_their_compiled_decoders(
         elif isinstance(event, RowsEvent):
             rows += len(event.rows)
     assert len(maps) > 150 and rows > 600
-    # One decoder per distinct (columns, bitmap): insert/delete share one, update uses it too.
-    assert len(compiled) <= 2
+    # One decoder per distinct (columns, bitmaps): insert/delete share one image, update has
+    # its loop over pairs of images.
+    assert sorted(compiled) == ["compile_image", "compile_update"]
     assert len({id(m.definition) for m in maps}) == 1
     assert maps[0].header != maps[-1].header or maps[0] is not maps[-1]

@@ -6,6 +6,8 @@ from collections import defaultdict
 
 import pytest
 
+from spark_replica.applier_core.binlog.constants import ColumnType as C
+from spark_replica.applier_core.binlog.generator.schema import alltypes_table
 from spark_replica.applier_core.binlog.generator.simulate import (
     Dependency,
     GeneratedTransaction,
@@ -136,3 +138,17 @@ def test_large_transactions() -> None:
     sizes = [len(t.changes) for t in transactions if t.changes]
     assert max(sizes) == 300
     assert replay(transactions) and content
+
+
+def test_alltypes_has_a_column_of_every_row_type() -> None:
+    """The all-types table covers every column type a rows event carries (binlog issue §2)."""
+    columns = alltypes_table("db", 1).columns
+    kinds = {c.column_type for c in columns}
+    wanted = {
+        C.TINY, C.SHORT, C.INT24, C.LONG, C.LONGLONG, C.NEWDECIMAL, C.FLOAT, C.DOUBLE, C.BIT,
+        C.YEAR, C.DATE, C.TIME2, C.DATETIME2, C.TIMESTAMP2, C.STRING, C.VARCHAR, C.BLOB,
+        C.JSON, C.GEOMETRY, C.VECTOR,
+    }  # fmt: skip
+    assert wanted <= kinds
+    assert {c.column_type for c in columns if c.unsigned} >= {C.TINY, C.LONG, C.LONGLONG}
+    assert {c.sql_type.split("(")[0] for c in columns} >= {"ENUM", "SET", "BINARY", "TEXT"}

@@ -33,7 +33,13 @@ from spark_replica.applier_core.binlog.events_mariadb import (
 )
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.rows import ABSENT, RowKind, RowsEvent, TableMapEvent
+from spark_replica.applier_core.binlog.rows import (
+    ABSENT,
+    Geometry,
+    RowKind,
+    RowsEvent,
+    TableMapEvent,
+)
 
 #: Event_type names as MySQL prints them.
 EVENT_TYPE_NAMES = {
@@ -137,6 +143,8 @@ def json_value(value: object) -> object:
         return _mysql_time(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return "base64:" + base64.b64encode(bytes(value)).decode()
+    if isinstance(value, Geometry):
+        return {"srid": value.srid, "wkb": json_value(value.wkb)}
     if isinstance(value, list | tuple):
         return [json_value(v) for v in value]
     return str(value)

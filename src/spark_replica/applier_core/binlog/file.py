@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
+import zlib
 from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import BinaryIO, NamedTuple
@@ -19,7 +20,13 @@ from spark_replica.applier_core.binlog.codec import (
     encode_event_at,
     remember_table_map,
 )
-from spark_replica.applier_core.binlog.constants import HEADER_LEN, MAGIC, ChecksumAlg, EventFlag
+from spark_replica.applier_core.binlog.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    MAGIC,
+    ChecksumAlg,
+    EventFlag,
+)
 from spark_replica.applier_core.binlog.constants import EventType as T
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
@@ -33,6 +40,7 @@ from spark_replica.applier_core.gtid import GtidSet
 
 _LENGTH = struct.Struct("<I")
 _LENGTH_OFFSET = 9
+_LOG_POS_OFFSET = 13
 _TYPE_OFFSET = 4
 _ENCRYPTED_MAGIC = b"\xfdbin"
 _READ_BUFFER = 1 << 20
@@ -251,6 +259,19 @@ class BinlogFileWriter:
             )
         remember_table_map(event, self._table_maps)
         return self.write_raw(data)
+
+    def write_moved(self, data: bytes) -> tuple[int, int]:
+        """Append an event encoded for another position (``log_pos`` 0, say): its ``log_pos``
+        becomes its end position here and its CRC32, when the file has checksums, is
+        recomputed. Cheaper than encoding the event again."""
+        if len(data) < HEADER_LEN or data[_TYPE_OFFSET] == T.FORMAT_DESCRIPTION:
+            raise BinlogError("write_moved takes a whole event other than a Format_description")
+        end = self.position + len(data)
+        moved = data[:_LOG_POS_OFFSET] + _LENGTH.pack(end) + data[_LOG_POS_OFFSET + 4 :]
+        if self.checksum:
+            body_end = len(moved) - CHECKSUM_LEN
+            moved = moved[:body_end] + _LENGTH.pack(zlib.crc32(memoryview(moved)[:body_end]))
+        return self.write_raw(moved)
 
     def write_raw(self, data: bytes | memoryview) -> tuple[int, int]:
         """Append an already encoded event as is (a relay log keeps the source's bytes)."""

@@ -2,23 +2,29 @@
 
 Two schemas: sysbench's ``sbtest`` (id, k, c, pad) and ``alltypes``, one column of every
 MySQL type the row codec handles. Values are the codec's Python value model (ints, Decimal,
-float, date/time objects, str, bytes), chosen so that they survive an exact round trip
-(FLOAT values are exact float32 numbers).
+float, date/time objects, str, bytes, ``Geometry``, lists of floats), chosen so that they
+survive an exact round trip (FLOAT and VECTOR values are exact float32 numbers).
 """
 
 from __future__ import annotations
 
 import random
 import string
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from spark_replica.applier_core.binlog.constants import ColumnType
+from spark_replica.applier_core.binlog.rows.values import Geometry
 
 Value = object
 Row = tuple[Value, ...]
+
+_WKB_POINT = struct.Struct("<BIdd")  # byte order, geometry type, x, y
+_WKB_LITTLE_ENDIAN = 1
+_WKB_POINT_TYPE = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,8 @@ def alltypes_table(schema: str, index: int) -> TableDef:
                  members=("new", "paid", "shipped")),
             _col("t_set", "SET('a','b','c')", c.STRING, 1, members=("a", "b", "c")),
             _col("t_json", "JSON", c.JSON, 4),
+            _col("t_geometry", "GEOMETRY", c.GEOMETRY, 4),
+            _col("t_vector", "VECTOR(4)", c.VECTOR, 4),
         ),
     )  # fmt: skip
 
@@ -169,6 +177,14 @@ def _decimal(rng: random.Random, column: ColumnDef) -> Value:
     return Decimal(f"{sign}{digits}.{frac:0{scale}d}")
 
 
+def _point(rng: random.Random) -> Geometry:
+    """A POINT in WGS 84 (SRID 4326) or without a spatial reference (SRID 0), as WKB."""
+    x, y = rng.uniform(-180, 180), rng.uniform(-90, 90)
+    return Geometry(
+        rng.choice((0, 4326)), _WKB_POINT.pack(_WKB_LITTLE_ENDIAN, _WKB_POINT_TYPE, x, y)
+    )
+
+
 def _datetime(rng: random.Random, column: ColumnDef) -> Value:
     seconds = rng.randint(0, 2_000_000_000)
     fsp = column.params[0] if column.params else 0
@@ -207,6 +223,9 @@ _GENERATORS: dict[str, Callable[[random.Random, ColumnDef], Value]] = {
     "ENUM": lambda rng, c: rng.choice(c.members),
     "SET": lambda rng, c: ",".join(m for m in c.members if rng.random() < 0.5),
     # Keys in MySQL's stored order (by length, then bytes), so the text round-trips exactly.
+    "GEOMETRY": lambda rng, c: _point(rng),
+    # float32-exact components, so the values round-trip unchanged.
+    "VECTOR": lambda rng, c: [rng.randint(-(1 << 20), 1 << 20) / 8.0 for _ in range(4)],
     "JSON": lambda rng, c: (
         f'{{"id": {rng.randint(0, 10**6)}, "ok": {"true" if rng.random() < 0.5 else "false"}, '
         f'"tags": ["{_text(rng, 5)}", "{_text(rng, 3)}"]}}'

@@ -28,6 +28,8 @@ from spark_replica.applier_core.binlog.generator.schema import (
 
 SERVER_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 BASE_TIME_US = 1_700_000_000_000_000
+#: How many rows (the smallest keys of a table) the conflicting share of changes picks from.
+HOT_ROWS = 10
 
 
 class Dependency(enum.Enum):
@@ -98,6 +100,8 @@ class Source:
         }
         self.rows: dict[str, dict[object, Row]] = {name: {} for name in self.tables}
         self.next_id = dict.fromkeys(self.tables, 1)
+        #: No key below this one exists (see ``_hot_keys``).
+        self.low_key = dict.fromkeys(self.tables, 1)
         self.locks: set[tuple[str, object]] = set()
         self.clock = CommitOrderClock()
         self.writeset = WritesetClock()
@@ -257,13 +261,30 @@ class Source:
         if not rows:
             return None
         if self.rng.random() < self.spec.conflict_share:
-            candidates = sorted(rows, key=lambda k: (str(type(k)), k))[:10]
-            return self.rng.choice(candidates)
+            return self.rng.choice(self._hot_keys(name))
         for _ in range(8):
             key = self.rng.randint(1, self.next_id[name] - 1)
             if key in rows:
                 return key
         return next(iter(rows))
+
+    def _hot_keys(self, name: str) -> list[int]:
+        """The table's ``HOT_ROWS`` smallest keys: the rows conflicting transactions share.
+
+        Keys only grow (a deleted key comes back only when a transaction is undone), so the
+        scan starts at the smallest key that may still exist.
+        """
+        rows, end = self.rows[name], self.next_id[name]
+        key = self.low_key[name]
+        while key not in rows and key < end:
+            key += 1
+        self.low_key[name] = key
+        found: list[int] = []
+        while len(found) < HOT_ROWS and key < end:
+            if key in rows:
+                found.append(key)
+            key += 1
+        return found
 
     def _new_row(self, table: TableDef, key: int) -> Row:
         values = [random_value(self.rng, c) for c in table.columns]
@@ -300,6 +321,9 @@ class Source:
             else:
                 assert change.before is not None
                 rows[change.before[0]] = change.before
+                key = change.before[0]
+                assert isinstance(key, int)
+                self.low_key[change.table.name] = min(self.low_key[change.table.name], key)
 
 
 def _key(change: RowChange) -> object:

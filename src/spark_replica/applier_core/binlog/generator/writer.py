@@ -30,6 +30,7 @@ from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileWriter
 from spark_replica.applier_core.binlog.generator.schema import ColumnDef, TableDef
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, RowChange
+from spark_replica.applier_core.binlog.packing import pack_int
 from spark_replica.applier_core.binlog.rows import (
     ColumnSpec,
     RowsEvent,
@@ -51,7 +52,7 @@ _ROWS_TYPE = {"insert": EventType.WRITE_ROWS, "update": EventType.UPDATE_ROWS,
 def column_spec(index: int, column: ColumnDef) -> ColumnSpec:
     """The Table_map description of a generated column (binlog_row_metadata=FULL)."""
     base = column.sql_type.split("(")[0].split(" ")[0]
-    binary = base in ("BINARY", "VARBINARY", "BLOB")
+    binary = base in ("BINARY", "VARBINARY", "BLOB", "VECTOR")
     textual = base in ("CHAR", "VARCHAR", "TEXT", "ENUM", "SET")
     params = column.params
     kwargs: dict[str, object] = {}
@@ -64,7 +65,8 @@ def column_spec(index: int, column: ColumnDef) -> ColumnSpec:
         kwargs["fsp"] = params[0]
     elif ctype is ColumnType.BIT:
         kwargs["bits"] = params[0]
-    elif ctype in (ColumnType.BLOB, ColumnType.JSON, ColumnType.FLOAT, ColumnType.DOUBLE):
+    elif ctype in (ColumnType.BLOB, ColumnType.JSON, ColumnType.FLOAT, ColumnType.DOUBLE,
+                   ColumnType.GEOMETRY, ColumnType.VECTOR):  # fmt: skip
         kwargs["pack_length"] = params[0]
     elif base in ("ENUM", "SET"):
         kwargs["real_type"] = ColumnType.ENUM if base == "ENUM" else ColumnType.SET
@@ -140,17 +142,17 @@ class BinlogSetWriter:
                 self._header(EventType.TRANSACTION_PAYLOAD, ts), body
             )
             body = [payload]
-        sizes = sum(
-            len(encode_event(e, checksum=True, log_pos=0, table_maps=self._maps(body)))
-            for e in body
-        )
-        gtid = self._gtid(trx, ts, 0)
-        length = sizes + len(encode_event(gtid, checksum=True, log_pos=0))
-        gtid = self._gtid(trx, ts, length)
-        length = sizes + len(encode_event(gtid, checksum=True, log_pos=0))
-        gtid = self._gtid(trx, ts, length)
-        for event in (gtid, *body):
-            self._writer.write(event)
+        maps = self._maps(body)
+        encoded = [encode_event(e, checksum=True, log_pos=0, table_maps=maps) for e in body]
+        body_size = sum(map(len, encoded))
+        # The GTID event counts itself, and its length field grows with the value.
+        short_gtid = len(encode_event(self._gtid(trx, ts, 0), checksum=True, log_pos=0))
+        length = body_size + short_gtid
+        while body_size + short_gtid - 1 + len(pack_int(length)) != length:
+            length = body_size + short_gtid - 1 + len(pack_int(length))
+        self._writer.write(self._gtid(trx, ts, length))
+        for data in encoded:
+            self._writer.write_moved(data)
         self._executed.add(self.server_uuid, "", trx.gno)
 
     def _maps(self, events: list[Event]) -> dict[int, object]:

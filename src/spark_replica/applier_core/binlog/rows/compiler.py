@@ -1,13 +1,15 @@
-"""Row image decoders compiled once per (table map, columns-present bitmap).
+"""Row image decoders compiled once per (table definition, columns-present bitmap).
 
 For a table and the set of columns a row image carries, Python source is generated for a
-function ``image(buf, pos, end) -> (row, pos)`` and a loop over many images (``rows``):
+loop over the images of WRITE and DELETE events (``rows``);
+``compile_update`` generates the loop of UPDATE events over (before, after) pairs:
 
-* it reads the NULL bitmap; when no present column is NULL (the common case) it runs a
-  straight-line body where each run of consecutive fixed-size columns is one
-  ``struct.Struct.unpack_from`` call and each variable-length column is a length read, a
-  bounds check and a slice, with the type's conversion inlined where it is an expression;
-* otherwise it runs a second generated body that tests each column's NULL bit.
+* each image reads its NULL bitmap; when no present column is NULL (the common case) a
+  straight-line body inlined in the loop runs, where each run of consecutive fixed-size
+  columns is one ``struct.Struct.unpack_from`` call and each variable-length column is a
+  length read, a bounds check and a slice, with the type's conversion inlined where it is an
+  expression;
+* otherwise a generated helper that tests each column's NULL bit decodes the image.
 
 The row is a tuple with one entry per table column: the value, None for NULL, ``ABSENT`` for
 a column the image does not include. ``end`` is the end of the event's row data; reads past it
@@ -26,7 +28,6 @@ from spark_replica.applier_core.binlog.rows.columns import ColumnSpec
 from spark_replica.applier_core.binlog.rows.values import ABSENT, Codec, codec_for
 
 Row = tuple[Any, ...]
-ImageDecoder = Callable[[bytes, int, int], tuple[Row, int]]
 RowsDecoder = Callable[[bytes, int, int, list[Any]], int]
 
 
@@ -102,62 +103,95 @@ class _Emitter:
 
 
 class CompiledImage(NamedTuple):
-    """``image(buf, pos, end) -> (row, pos)`` decodes one row image; ``rows(buf, pos, end,
-    out) -> pos`` decodes images up to ``end``, appending each row to ``out`` (the loop of
-    WRITE and DELETE events, with the no-NULL body inlined)."""
+    """``rows(buf, pos, end, out) -> pos`` decodes images up to ``end``, appending each row to
+    ``out`` (the loop of WRITE and DELETE events); ``source`` is its generated code."""
 
-    image: ImageDecoder
     rows: RowsDecoder
     source: str
 
 
-def compile_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> CompiledImage:
-    """Decoders for row images of ``columns`` whose columns-present bitmap is ``present``."""
+def _image_parts(
+    emitter: _Emitter, columns: tuple[ColumnSpec, ...], present: int, width: int, tag: str
+) -> tuple[list[int], str, str, int]:
+    """Register the codecs of one image; returns its columns, the row expression, the NULL
+    bitmap read and the NULL mask. ``tag`` names the image's NULL-aware helper."""
     indexes = [i for i in range(width) if present >> i & 1]
-    codecs = {i: codec_for(columns[i]) for i in indexes}
-    emitter = _Emitter(codecs)
+    for i in indexes:
+        emitter.codecs[i] = codec_for(columns[i])
     count = len(indexes)
     null_bytes = (count + 7) // 8
-    mask = (1 << count) - 1
-    row = "(" + "".join(f"v{i}, " if i in codecs else "ABSENT, " for i in range(width)) + ")"
-    emit = emitter.emit
+    row = "(" + "".join(f"v{i}, " if i in indexes else "ABSENT, " for i in range(width)) + ")"
     if null_bytes == 0:
         read_nulls = "nulls = 0"
     elif null_bytes == 1:
         read_nulls = "nulls = buf[pos]"
     else:
         read_nulls = f"nulls = int.from_bytes(buf[pos:pos + {null_bytes}], 'little')"
-
-    emit(0, "def _with_nulls(buf, pos, end, nulls):")
+    emitter.emit(0, f"def _with_nulls{tag}(buf, pos, end, nulls):")
     for bit, index in enumerate(indexes):
-        emit(1, f"if nulls & {1 << bit}:")
-        emit(2, f"v{index} = None")
-        emit(1, "else:")
+        emitter.emit(1, f"if nulls & {1 << bit}:")
+        emitter.emit(2, f"v{index} = None")
+        emitter.emit(1, "else:")
         emitter.columns(2, [index])
-    emit(1, f"return {row}, pos")
-    emit(0, "")
-    emit(0, "def image(buf, pos, end):")
-    emit(1, read_nulls)
-    emit(1, f"pos += {null_bytes}")
-    emit(1, f"if nulls & {mask}:")
-    emit(2, "return _with_nulls(buf, pos, end, nulls)")
-    emitter.columns(1, indexes)
-    emit(1, f"return {row}, pos")
-    emit(0, "")
+    emitter.emit(1, f"return {row}, pos")
+    emitter.emit(0, "")
+    return indexes, row, read_nulls, (1 << count) - 1
+
+
+def _inline_image(
+    emitter: _Emitter, indent: int, parts: tuple[list[int], str, str, int], tag: str, target: str
+) -> None:
+    """Decode one image into ``target``: the no-NULL body inline, else the helper."""
+    indexes, row, read_nulls, mask = parts
+    emit = emitter.emit
+    emit(indent, read_nulls)
+    emit(indent, f"pos += {(len(indexes) + 7) // 8}")
+    emit(indent, f"if nulls & {mask}:")
+    emit(indent + 1, f"{target}, pos = _with_nulls{tag}(buf, pos, end, nulls)")
+    emit(indent, "else:")
+    emitter.columns(indent + 1, indexes)
+    emit(indent + 1, f"{target} = {row}")
+
+
+def _build(emitter: _Emitter, name: str) -> dict[str, Any]:
+    source = "\n".join(emitter.lines) + "\n"
+    namespace = emitter.namespace
+    namespace["__source__"] = source
+    exec(compile(source, name, "exec"), namespace)
+    return namespace
+
+
+def compile_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> CompiledImage:
+    """Decoders for row images of ``columns`` whose columns-present bitmap is ``present``."""
+    emitter = _Emitter({})
+    parts = _image_parts(emitter, columns, present, width, "")
+    emit = emitter.emit
     emit(0, "def rows(buf, pos, end, out):")
     emit(1, "append = out.append")
     emit(1, "while pos < end:")
-    emit(2, read_nulls)
-    emit(2, f"pos += {null_bytes}")
-    emit(2, f"if nulls & {mask}:")
-    emit(3, "row, pos = _with_nulls(buf, pos, end, nulls)")
-    emit(3, "append(row)")
-    emit(3, "continue")
-    emitter.columns(2, indexes)
-    emit(2, f"append({row})")
+    _inline_image(emitter, 2, parts, "", "row")
+    emit(2, "append(row)")
     emit(1, "return pos")
-    source = "\n".join(emitter.lines) + "\n"
-    namespace = emitter.namespace
-    filename = f"<row image of {width} columns, present {present:#x}>"
-    exec(compile(source, filename, "exec"), namespace)
-    return CompiledImage(namespace["image"], namespace["rows"], source)
+    namespace = _build(emitter, f"<row image of {width} columns, present {present:#x}>")
+    return CompiledImage(namespace["rows"], namespace["__source__"])
+
+
+def compile_update(
+    columns: tuple[ColumnSpec, ...], before: int, after: int, width: int
+) -> RowsDecoder:
+    """``pairs(buf, pos, end, out) -> pos``: the loop of UPDATE events, appending a
+    ``(before, after)`` pair per row, with both images' no-NULL bodies inlined."""
+    emitter = _Emitter({})
+    old_parts = _image_parts(emitter, columns, before, width, "_old")
+    new_parts = _image_parts(emitter, columns, after, width, "_new")
+    emit = emitter.emit
+    emit(0, "def pairs(buf, pos, end, out):")
+    emit(1, "append = out.append")
+    emit(1, "while pos < end:")
+    _inline_image(emitter, 2, old_parts, "_old", "old")
+    _inline_image(emitter, 2, new_parts, "_new", "new")
+    emit(2, "append((old, new))")
+    emit(1, "return pos")
+    name = f"<update images of {width} columns, present {before:#x} and {after:#x}>"
+    pairs: RowsDecoder = _build(emitter, name)["pairs"]
+    return pairs

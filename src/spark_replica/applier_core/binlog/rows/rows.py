@@ -20,7 +20,12 @@ from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import Event, EventHeader
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
 from spark_replica.applier_core.binlog.rows.columns import ColumnSpec
-from spark_replica.applier_core.binlog.rows.compiler import CompiledImage, compile_image
+from spark_replica.applier_core.binlog.rows.compiler import (
+    CompiledImage,
+    RowsDecoder,
+    compile_image,
+    compile_update,
+)
 from spark_replica.applier_core.binlog.rows.json_diff import JsonDiff
 from spark_replica.applier_core.binlog.rows.partial import (
     decode_partial_rows,
@@ -139,11 +144,26 @@ def _shared_image(columns: tuple[ColumnSpec, ...], present: int, width: int) -> 
     return compile_image(columns, present, width)
 
 
-def _image_decoder(table: TableDefinition, present: int, width: int) -> CompiledImage:
-    key = (present, width)
-    decoder: CompiledImage | None = table._decoders.get(key)
+@functools.lru_cache(maxsize=1024)
+def _shared_update(
+    columns: tuple[ColumnSpec, ...], before: int, after: int, width: int
+) -> RowsDecoder:
+    """The compiled UPDATE loop, shared like ``_shared_image``."""
+    return compile_update(columns, before, after, width)
+
+
+def _rows_decoder(
+    table: TableDefinition, present: int, after: int | None, width: int
+) -> RowsDecoder:
+    """The loop over an event's rows: images for WRITE and DELETE, pairs for UPDATE."""
+    key = (present, after, width)
+    decoder: RowsDecoder | None = table._decoders.get(key)
     if decoder is None:
-        decoder = table.cached(key, lambda: _shared_image(table.columns, present, width))
+        if after is None:
+            build = lambda: _shared_image(table.columns, present, width).rows  # noqa: E731
+        else:
+            build = lambda: _shared_update(table.columns, present, after, width)  # noqa: E731
+        decoder = table.cached(key, build)
     return decoder
 
 
@@ -166,20 +186,11 @@ def _padding(buf: bytes, pos: int, present: int) -> bool:
 _VALUE_ERRORS = (ValueError, OverflowError, TypeError, KeyError, struct.error, IndexError)
 
 
-def _decode_rows(kind: RowKind, buf: bytes, pos: int, before: CompiledImage,
-                 after: CompiledImage | None) -> list[Any]:  # fmt: skip
+def _decode_rows(kind: RowKind, buf: bytes, pos: int, decoder: RowsDecoder) -> list[Any]:
     end = len(buf)
     rows: list[Any] = []
-    append = rows.append
     try:
-        if after is None:
-            pos = before.rows(buf, pos, end, rows)
-        else:
-            old_image, new_image = before.image, after.image
-            while pos < end:
-                old, pos = old_image(buf, pos, end)
-                new, pos = new_image(buf, pos, end)
-                append((old, new))
+        pos = decoder(buf, pos, end, rows)
     except BinlogError as exc:
         raise BinlogError(f"{kind.value} row {len(rows) + 1}: {exc.cause}") from None
     except (struct.error, IndexError):
@@ -218,8 +229,7 @@ class _Plan(NamedTuple):
     after_bits: int | None
     bitmap_padding: tuple[int, int]
     null_probe: tuple[int, int] | None
-    before: CompiledImage
-    after: CompiledImage | None
+    decoder: RowsDecoder
 
 
 def _plan_head_size(definition: TableDefinition, type_code: int) -> int:
@@ -275,7 +285,7 @@ def decode_rows_event_at(
         header, table.table_id, plan.width, plan.present, plan.flags, plan.extra,
         plan.after_bits, [], None, None, padding, plan.bitmap_padding, 6, table,
     )  # fmt: skip
-    event.rows = _decode_rows(plan.kind, data, pos, plan.before, plan.after)
+    event.rows = _decode_rows(plan.kind, data, pos, plan.decoder)
     return event
 
 
@@ -374,14 +384,13 @@ def _decode_rows_event(
             raise BinlogError(f"partial update rows: invalid value: {exc}") from None
         event.rows, event.value_options, event.json_diffs = rows, options, diffs
         return event
-    before = _image_decoder(definition, present, width)
-    after = None if after_bits is None else _image_decoder(definition, after_bits, width)
+    decoder = _rows_decoder(definition, present, after_bits, width)
     if id_size == 6 and pos - HEADER_LEN - 6 == _plan_head_size(definition, type_code):
         head = data[HEADER_LEN + 6 : pos]
         plan = _Plan(kind, flags, extra, width, present, after_bits, (pad_before, pad_after),
-                     _null_probe(present), before, after)  # fmt: skip
+                     _null_probe(present), decoder)  # fmt: skip
         definition.remember_plan(type_code, head, plan)
-    event.rows = _decode_rows(kind, data, pos, before, after)
+    event.rows = _decode_rows(kind, data, pos, decoder)
     return event
 
 
