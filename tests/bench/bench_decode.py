@@ -51,6 +51,7 @@ from spark_replica.applier_core.binlog.file import (  # noqa: E402
     BinlogFileReader,
     read_raw_events,
 )
+from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES  # noqa: E402
 from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
     GeneratedTransaction,
     WorkloadSpec,
@@ -113,7 +114,9 @@ def plan_spec(schema: str, rows: int) -> WorkloadSpec:
 
 
 def _spec_fields(spec: WorkloadSpec) -> dict[str, Any]:
+    """The spec, and the tables its schema makes (a changed schema means a new set)."""
     values = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    values["tables_ddl"] = TABLE_FACTORIES[spec.schema](spec.database, 1).create_statement()
     return {k: v.value if isinstance(v, Enum) else v for k, v in values.items()}
 
 

@@ -453,6 +453,40 @@ def test_gtid_number_out_of_range(gno: int) -> None:
         decode_event(encode_event(event, checksum=False, log_pos=0), None)
 
 
+_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+@pytest.mark.parametrize("checksum", [True, False])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"transaction_length": 250},
+        {"transaction_length": 251},
+        {"transaction_length": 65535},
+        {"transaction_length": 65536},
+        {"transaction_length": 1 << 40},
+        {"transaction_length": 900, "original_commit_timestamp": 1_600_000_000_000_000},
+        {"transaction_length": 900, "original_server_version": 80036},
+        {"transaction_length": 90, "commit_group_ticket": 3},
+        {"transaction_length": 251, "format": GtidFormat.TRANSACTION_LENGTH},
+        {"transaction_length": 0, "format": GtidFormat.COMMIT_TIMESTAMPS},
+    ],
+    ids=lambda f: "-".join(f"{k}={v}" for k, v in f.items()),
+)
+def test_gtid_shapes_round_trip(fields: dict[str, object], checksum: bool) -> None:
+    """The usual MySQL 8 shapes have a fast path; every other shape takes the general one."""
+    values: dict[str, object] = {
+        "last_committed": 41, "sequence_number": 42,
+        "immediate_commit_timestamp": 1_700_000_000_123_456,
+        "original_commit_timestamp": 1_700_000_000_123_456,
+        "immediate_server_version": 80400, "original_server_version": 80400, **fields,
+    }  # fmt: skip
+    if values.get("format", GtidFormat.SERVER_VERSION) < GtidFormat.SERVER_VERSION:
+        values["immediate_server_version"] = values["original_server_version"] = 0
+    event = Gtid(make_header(33), 0, _UUID, 7, **values)  # type: ignore[arg-type]
+    round_trip(event, checksum, 1234)
+
+
 @pytest.mark.parametrize(
     ("value", "encoded"),
     [

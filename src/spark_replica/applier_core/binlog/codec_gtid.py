@@ -29,6 +29,7 @@ _U64 = struct.Struct("<Q")
 _LOGICAL_TIMESTAMP_TYPECODE = 2
 _TS_FLAG = 1 << 55
 _TS_FLAG_BYTE = 0x80  # _TS_FLAG within the 7th byte
+_TAGGED = int(EventType.GTID_TAGGED)
 _PACKED_SIZES = {0xFC: 2, 0xFD: 3, 0xFE: 8}
 _VERSION_FLAG = 1 << 31
 _SERIALIZATION_VERSION = 2
@@ -94,11 +95,39 @@ def _check_gno(header: EventHeader, gno: int) -> None:
         raise BinlogError(f"invalid GTID: transaction number {gno} out of range")
 
 
+#: The GTID events of MySQL 8.0.14+ in their usual shape: both commit timestamps equal, both
+#: server versions equal, no commit group ticket, and a transaction length under 251 bytes
+#: (body of 54 bytes) or under 64 KiB (56 bytes, after the 0xFC prefix). The 7-byte
+#: timestamp is read as 4 + 2 + 1 bytes.
+_USUAL = {
+    54: struct.Struct("<B16sqBqqIHBBI"),
+    56: struct.Struct("<B16sqBqqIHBxHI"),
+}
+_PACKED_U16 = 0xFC
+
+
 def decode_gtid_at(header: EventHeader, data: bytes, end: int, _phl: int) -> Gtid:
     """Decode the GTID event whose body is ``data[HEADER_LEN:end]``."""
-    if header.type_code == EventType.GTID_TAGGED:
+    if header[1] == _TAGGED:
         return _decode_tagged(header, memoryview(data)[HEADER_LEN:end])
     size = end - HEADER_LEN
+    usual = _USUAL.get(size)
+    if usual is not None and (size == 54 or data[HEADER_LEN + 49] == _PACKED_U16):
+        flags, sid, gno, lt_type, last, seq, ts_low, ts_mid, ts_high, length, version = (
+            usual.unpack_from(data, HEADER_LEN)
+        )
+        if (
+            lt_type == _LOGICAL_TIMESTAMP_TYPECODE
+            and not ts_high & _TS_FLAG_BYTE
+            and not version & _VERSION_FLAG
+            and 1 <= gno < MAX_GNO
+            and (size == 54 or length >= 251)
+        ):
+            ts = ts_low | ts_mid << 32 | ts_high << 48
+            return Gtid(
+                header, flags, uuid_text(sid), gno, "", last, seq, ts, ts, length, version,
+                version, 0, GtidFormat.SERVER_VERSION,
+            )  # fmt: skip
     if size >= _HEAD_CLOCK.size:
         flags, sid, gno, lt_type, last_committed, sequence_number = _HEAD_CLOCK.unpack_from(
             data, HEADER_LEN

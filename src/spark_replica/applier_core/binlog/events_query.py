@@ -17,6 +17,8 @@ _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _POST_HEADER = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
 _POST_HEADER_V3 = struct.Struct("<IIBH")
+_REST_HEAD = struct.Struct("<BHH")  # the post-header after thread_id and exec_time
+_REST_HEAD_V3 = struct.Struct("<BH")
 
 # Collation ids whose character set is utf8mb3/utf8mb4 (MySQL 8.x and MariaDB numbering).
 _UTF8_COLLATIONS = frozenset(
@@ -269,36 +271,56 @@ def _keyword(text: str) -> str:
 
 
 def decode_query_at(header: EventHeader, data: bytes, end: int, post_header_len: int) -> Query:
-    """Decode the Query event whose body is ``data[HEADER_LEN:end]``."""
+    """Decode the Query event whose body is ``data[HEADER_LEN:end]``.
+
+    Everything after the thread id and execution time repeats from event to event for short
+    statements (BEGIN, COMMIT), so their parsed form is cached.
+    """
     if post_header_len < _POST_HEADER_V3.size:
         raise BinlogError(f"invalid Query post-header length {post_header_len}")
     size = end - HEADER_LEN
     if size < post_header_len:
         raise BinlogError(f"event is too short: {size} bytes of body")
-    if post_header_len >= _POST_HEADER.size:
-        thread_id, exec_time, db_len, error_code, status_len = _POST_HEADER.unpack_from(
-            data, HEADER_LEN
-        )
+    thread_id, exec_time = _IDS.unpack_from(data, HEADER_LEN)
+    rest = data[HEADER_LEN + _IDS.size : end]
+    if len(rest) <= _CACHED_STATEMENT_MAX:
+        parsed = _parse_statement(rest, post_header_len)
     else:
-        thread_id, exec_time, db_len, error_code = _POST_HEADER_V3.unpack_from(data, HEADER_LEN)
+        parsed = _parse_statement.__wrapped__(rest, post_header_len)
+    return Query(header, thread_id, exec_time, *parsed)
+
+
+#: Parsed Query event bodies are cached up to this size (after thread id and execution time).
+_CACHED_STATEMENT_MAX = 512
+_IDS = struct.Struct("<II")  # thread_id, exec_time
+_Statement = tuple[int, str, str, QueryStatus, bytes, bytes | None, bytes | None]
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_statement(rest: bytes, post_header_len: int) -> _Statement:
+    """A Query body after its thread id and execution time: the error code, database,
+    statement, status variables (parsed and raw) and the raw bytes of lossy texts."""
+    head = post_header_len - _IDS.size  # db_len, error_code[, status_len, ...]
+    size = len(rest) + _IDS.size
+    if post_header_len >= _POST_HEADER.size:
+        db_len, error_code, status_len = _REST_HEAD.unpack_from(rest)
+    else:
+        db_len, error_code = _REST_HEAD_V3.unpack_from(rest)
         status_len = 0
-    status_start = HEADER_LEN + post_header_len
-    db_start = status_start + status_len
+    db_start = head + status_len
     db_end = db_start + db_len
-    if db_end >= end:
+    if db_end >= len(rest):
         raise BinlogError(
             f"event is too short: {size} bytes of body, the status variables and "
-            f"database name need {db_end + 1 - HEADER_LEN}"
+            f"database name need {db_end + _IDS.size + 1}"
         )
-    if data[db_end] != 0:
+    if rest[db_end] != 0:
         raise BinlogError("Query event: database name is not NUL-terminated")
-    status_vars = data[status_start:db_start]
+    status_vars = rest[head:db_start]
     status = parse_status_vars(status_vars)
-    db, raw_db = decode_text(data[db_start:db_end], "utf-8")
-    query, raw_query = decode_text(data[db_end + 1 : end], status.text_charset)
-    return Query(
-        header, thread_id, exec_time, error_code, db, query, status, status_vars, raw_db, raw_query
-    )
+    db, raw_db = decode_text(rest[db_start:db_end], "utf-8")
+    query, raw_query = decode_text(rest[db_end + 1 :], status.text_charset)
+    return error_code, db, query, status, status_vars, raw_db, raw_query
 
 
 def encode_query(event: Query) -> bytes:

@@ -19,7 +19,8 @@ _TABLE_MAP_RESET_TYPES = frozenset(
                      T.MARIADB_GTID, T.XID)
 )  # fmt: skip
 #: Events that change the decoder's state (the reset types, Table_map, and BEGIN queries).
-_TRACKED_TYPES = _TABLE_MAP_RESET_TYPES | {int(T.TABLE_MAP), int(T.QUERY)}
+_TABLE_MAP = int(T.TABLE_MAP)
+_TRACKED_TYPES = _TABLE_MAP_RESET_TYPES | {_TABLE_MAP, int(T.QUERY)}
 
 
 class StreamDecoder:
@@ -55,13 +56,13 @@ class StreamDecoder:
     def follow(self, event: Event) -> None:
         """Take the state ``event`` sets: a new Format_description, a Table_map, or the
         start of a transaction, which forgets the Table_map events of the one before."""
-        type_code = event.header.type_code
-        if type_code == T.TABLE_MAP:
+        type_code = event.header[1]
+        if type_code == _TABLE_MAP:
             assert isinstance(event, TableMapEvent)
             self.table_maps[event.table_id] = event
         elif type_code in _TABLE_MAP_RESET_TYPES:
             self.table_maps.clear()
             if isinstance(event, FormatDescription):
                 self._use(event)
-        elif isinstance(event, Query) and event.is_begin:
+        elif isinstance(event, Query) and (event.query == "BEGIN" or event.is_begin):
             self.table_maps.clear()

@@ -184,6 +184,7 @@ def _padding(buf: bytes, pos: int, present: int) -> bool:
 
 #: What value conversions raise on bytes no server writes (invalid UTF-8, ...).
 _VALUE_ERRORS = (ValueError, OverflowError, TypeError, KeyError, struct.error, IndexError)
+_ROW_ERRORS = (*_VALUE_ERRORS, BinlogError)
 
 
 def _decode_rows(kind: RowKind, buf: bytes, pos: int, decoder: RowsDecoder) -> list[Any]:
@@ -275,18 +276,21 @@ def decode_rows_event_at(
     plan = plans.get(data[start:pos])
     if plan is None or pos > end:
         return _decode_rows_event(header, data, end, post_header_len, table_maps)
-    if end != len(data):
-        data = data[:end]
+    _, flags, extra, width, present, after_bits, bitmap_padding, probe, decoder = plan
     padding = False
-    probe = plan.null_probe
     if probe is not None and pos + probe[0] < end:
         padding = bool(data[pos + probe[0]] >> probe[1])
-    event = RowsEvent(
-        header, table.table_id, plan.width, plan.present, plan.flags, plan.extra,
-        plan.after_bits, [], None, None, padding, plan.bitmap_padding, 6, table,
+    rows: list[Any] = []
+    try:
+        rows_end = decoder(data[:end] if end != len(data) else data, pos, end, rows)
+    except _ROW_ERRORS:
+        rows_end = -1
+    if rows_end != end:  # let the general path say what is wrong
+        return _decode_rows_event(header, data, end, post_header_len, table_maps)
+    return RowsEvent(
+        header, table.table_id, width, present, flags, extra, after_bits, rows, None, None,
+        padding, bitmap_padding, 6, table,
     )  # fmt: skip
-    event.rows = _decode_rows(plan.kind, data, pos, plan.decoder)
-    return event
 
 
 def _decode_rows_event(
