@@ -21,6 +21,7 @@ from mysql_mimic.control import LocalControl
 from spark_replica.applier_core.channels.components import Components
 from spark_replica.applier_core.channels.manager import ChannelManager
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.metadata import MetadataStore, open_store
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
@@ -67,9 +68,10 @@ class ReplicaServer:
         settings = SystemVariables(persisted)
         if "server_uuid" not in persisted:
             store.save_variables({"server_uuid": settings.get_str("server_uuid")})
-        executed = GtidSet.from_intervals(store.load_gtid_executed())
-        settings.set_internal("gtid_executed", executed.format())
-        manager = ChannelManager(self.components, settings, str(data_dir))
+        stored = GtidSet.from_intervals(store.load_gtid_executed())
+        settings.set_internal("gtid_executed", stored.format())
+        executed = ExecutedGtids(stored, settings=settings, store=store)
+        manager = ChannelManager(self.components, settings, str(data_dir), executed=executed)
         service = ReplicationService(manager, store, settings)
         service.load()
         generated = provision_users(store, self.config)

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 
 
@@ -44,6 +45,8 @@ class ThreadContext:
     settings: SystemVariables
     data_dir: str
     exited: Callable[[ErrorInfo | None], None]
+    #: ``@@global.gtid_executed``, shared by every channel's applier.
+    executed: ExecutedGtids
     until: Until | None = None
     credentials: Credentials = field(default_factory=Credentials)
 

@@ -28,6 +28,7 @@ from spark_replica.applier_core.channels.status import (
     next_thread_id,
 )
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 
 logger = logging.getLogger(__name__)
@@ -106,10 +107,18 @@ class Channel:
 class ChannelManager:
     """Every channel of the replica, in creation order."""
 
-    def __init__(self, components: Components, settings: SystemVariables, data_dir: str) -> None:
+    def __init__(
+        self,
+        components: Components,
+        settings: SystemVariables,
+        data_dir: str,
+        *,
+        executed: ExecutedGtids | None = None,
+    ) -> None:
         self.components = components
         self.settings = settings
         self.data_dir = data_dir
+        self.executed = executed or ExecutedGtids.from_settings(settings)
         #: Statements that read or change channels hold this for their whole run.
         self.lock = threading.RLock()
         self._channels: dict[str, Channel] = {}
@@ -154,6 +163,7 @@ class ChannelManager:
             settings=self.settings,
             data_dir=self.data_dir,
             exited=lambda error: channel._on_exit(thread, error),
+            executed=self.executed,
             until=until,
             credentials=credentials or Credentials(),
         )

@@ -1,0 +1,92 @@
+"""The executed GTID set every applier adds to, and where it is kept across restarts.
+
+``ExecutedGtids`` is the server's ``@@global.gtid_executed``: one set shared by every channel,
+which appliers add to as they commit transactions and read to skip transactions already
+applied. ``publish()`` copies it into the system variable and the ``ProgressStore`` (the
+metadata store implements it); appliers call it every ``interval`` seconds and when they stop,
+so a burst of commits formats and stores the set once, not once per commit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Protocol
+
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.settings import SystemVariables
+
+GtidInterval = tuple[str, str, int, int]
+
+#: How often appliers publish the executed set while they run, in seconds.
+PUBLISH_INTERVAL = 0.2
+
+
+class ProgressStore(Protocol):
+    """Where the executed GTID set is kept (``mysql.gtid_executed``)."""
+
+    def save_gtid_intervals(self, rows: Iterable[GtidInterval]) -> None:
+        """Replace the whole stored set with ``rows``, in one transaction."""
+        ...
+
+
+class ExecutedGtids:
+    """``@@global.gtid_executed``, shared by every channel. Thread-safe."""
+
+    def __init__(
+        self,
+        initial: GtidSet | None = None,
+        *,
+        settings: SystemVariables | None = None,
+        store: ProgressStore | None = None,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        # _lock guards _set, _version, _published and _published_at; _publishing orders
+        # publishers, so an older snapshot is never stored after a newer one.
+        self._lock = threading.Lock()
+        self._publishing = threading.Lock()
+        self._set = initial.copy() if initial is not None else GtidSet()
+        self._version = 0
+        self._published = 0
+        self._published_at = time.monotonic()
+
+    @classmethod
+    def from_settings(
+        cls, settings: SystemVariables, store: ProgressStore | None = None
+    ) -> ExecutedGtids:
+        """The set ``@@global.gtid_executed`` holds now."""
+        initial = GtidSet.parse(settings.get_str("gtid_executed"))
+        return cls(initial, settings=settings, store=store)
+
+    def contains(self, uuid: str, tag: str, gno: int) -> bool:
+        with self._lock:
+            return self._set.contains(uuid, tag, gno)
+
+    def add(self, uuid: str, tag: str, gno: int) -> None:
+        with self._lock:
+            self._set.add(uuid, tag, gno)
+            self._version += 1
+
+    def snapshot(self) -> GtidSet:
+        with self._lock:
+            return self._set.copy()
+
+    def publish(self, *, at_most_every: float = 0.0) -> bool:
+        """Copy the set into ``@@global.gtid_executed`` and the store, if it changed since the
+        last time and ``at_most_every`` seconds have passed; True when it did."""
+        now = time.monotonic()
+        with self._publishing:
+            with self._lock:
+                if self._version == self._published or now - self._published_at < at_most_every:
+                    return False
+                snapshot, version = self._set.copy(), self._version
+            if self._store is not None:
+                self._store.save_gtid_intervals(snapshot.intervals())
+            if self._settings is not None:
+                self._settings.set_internal("gtid_executed", snapshot.format())
+            with self._lock:
+                self._published = version
+                self._published_at = now
+        return True
