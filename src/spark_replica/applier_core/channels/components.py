@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
+from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
@@ -47,6 +48,8 @@ class ThreadContext:
     exited: Callable[[ErrorInfo | None], None]
     #: ``@@global.gtid_executed``, shared by every channel's applier.
     executed: ExecutedGtids
+    #: The open relay logs; the channel's is ``relay_logs.get(config.name)``.
+    relay_logs: RelayLogs
     until: Until | None = None
     credentials: Credentials = field(default_factory=Credentials)
 

@@ -22,6 +22,7 @@ from spark_replica.applier_core.channels.config import (
     ThreadType,
     Until,
 )
+from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import (
     ErrorInfo,
     StatusBoard,
@@ -119,6 +120,7 @@ class ChannelManager:
         self.settings = settings
         self.data_dir = data_dir
         self.executed = executed or ExecutedGtids.from_settings(settings)
+        self.relay_logs = RelayLogs(data_dir)
         #: Statements that read or change channels hold this for their whole run.
         self.lock = threading.RLock()
         self._channels: dict[str, Channel] = {}
@@ -142,6 +144,7 @@ class ChannelManager:
         channel = self._channels.pop(name, None)
         if channel is not None:
             channel._join_exited()
+        self.relay_logs.close(name)
 
     def start(
         self,
@@ -164,6 +167,7 @@ class ChannelManager:
             data_dir=self.data_dir,
             exited=lambda error: channel._on_exit(thread, error),
             executed=self.executed,
+            relay_logs=self.relay_logs,
             until=until,
             credentials=credentials or Credentials(),
         )
@@ -220,6 +224,8 @@ class ChannelManager:
                         self.stop(channel, thread)
                     except Exception:
                         logger.exception("stopping %s of channel %r", thread.value, channel.name)
+            self.relay_logs.close_all()
+            self.executed.publish()
 
 
 def _not_installed(what: str) -> ReplicaError:

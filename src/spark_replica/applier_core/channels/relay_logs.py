@@ -1,0 +1,55 @@
+"""The open relay logs of the channels: one ``RelayLog`` per channel and process.
+
+A channel's receiver writes its relay log and its applier reads it; both must use the same
+``RelayLog`` object, whose published end position tells readers what they may read. The
+registry opens a channel's relay log the first time a thread asks for it (recovering it after
+a crash) and keeps it open until the channel is removed or the server stops.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from spark_replica.applier_core.binlog.relaylog import RelayLog
+
+
+class RelayLogs:
+    """Every open relay log, by channel name. Thread-safe."""
+
+    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        self.data_dir = os.fspath(data_dir)
+        # _lock guards _open; opening happens under it, so a relay log is opened once.
+        self._lock = threading.Lock()
+        self._open: dict[str, RelayLog] = {}
+
+    def get(self, channel: str, *, purge: bool = True) -> RelayLog:
+        """The channel's relay log, opened (and recovered) on first use.
+
+        ``purge`` is ``relay_log_purge``, taken when the relay log is opened.
+
+        Raises:
+            BinlogError: the relay log cannot be recovered.
+            OSError: its directory cannot be read or written.
+        """
+        with self._lock:
+            found = self._open.get(channel)
+            if found is None:
+                found = RelayLog.for_channel(self.data_dir, channel, purge_enabled=purge)
+                found.open()
+                self._open[channel] = found
+            return found
+
+    def close(self, channel: str) -> None:
+        """Close the channel's relay log if it is open (its threads are stopped)."""
+        with self._lock:
+            found = self._open.pop(channel, None)
+        if found is not None:
+            found.close()
+
+    def close_all(self) -> None:
+        """Close every relay log; the server's shutdown path. Idempotent."""
+        with self._lock:
+            found, self._open = list(self._open.values()), {}
+        for relay_log in found:
+            relay_log.close()
