@@ -41,7 +41,12 @@ RULES: list[Rule] = [
         "spark_replica.server",
         "spark_replica.metadata",
         "sqlalchemy",
+    ),
+    # The storage engines parse replicated DDL with sqlglot; the rest of the core does not.
+    Rule(
+        "spark_replica.applier_core",
         "sqlglot",
+        allowed_under=("spark_replica.applier_core.storage",),
     ),
     *_rules_for(
         "spark_replica.metadata",
@@ -232,6 +237,34 @@ def test_no_forbidden_imports() -> None:
             "spark_replica.server.session:2 imports pyspark (forbidden in spark_replica)",
         ),
         (
+            "spark_replica.applier_core.scheduler.clocks",
+            False,
+            "import sqlglot\n",
+            "spark_replica.applier_core.scheduler.clocks:1 imports sqlglot "
+            "(forbidden in spark_replica.applier_core)",
+        ),
+        (
+            "spark_replica.applier_core.storage_tools",
+            False,
+            "import sqlglot\n",
+            "spark_replica.applier_core.storage_tools:1 imports sqlglot "
+            "(forbidden in spark_replica.applier_core)",
+        ),
+        (
+            "spark_replica.applier_core.storage.ddl",
+            False,
+            "import sqlalchemy\n",
+            "spark_replica.applier_core.storage.ddl:1 imports sqlalchemy "
+            "(forbidden in spark_replica.applier_core)",
+        ),
+        (
+            "spark_replica.applier_core.binlog.events_query",
+            False,
+            "from sqlglot import expressions as exp\n",
+            "spark_replica.applier_core.binlog.events_query:1 imports sqlglot "
+            "(forbidden in spark_replica.applier_core)",
+        ),
+        (
             "spark_replica.applier_core.storage.memory",
             False,
             "def f():\n    from pyspark.sql import SparkSession\n",
@@ -256,6 +289,9 @@ def test_checker_reports_a_forbidden_import(
         ("spark_replica.server.app", "import mysql_mimic\nimport sqlglot\n"),
         ("spark_replica.sql_handlers.virtual_query", "import sqlglot\n"),
         ("spark_replica.applier_core.gtid", "import servers_list\nimport sqlglotx\n"),
+        ("spark_replica.applier_core.storage.ddl", "from sqlglot import expressions as exp\n"),
+        ("spark_replica.applier_core.storage", "import sqlglot\n"),
+        ("spark_replica.applier_core.storage.spark.ddl", "import sqlglot.tokens\n"),
     ],
 )
 def test_checker_allows_permitted_imports(module: str, source: str) -> None:

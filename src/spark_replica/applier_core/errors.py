@@ -17,15 +17,24 @@ from dataclasses import dataclass
 class ErrorCode(enum.IntEnum):
     """MySQL error numbers, named after the server's symbols (8.0.22+ spellings)."""
 
+    DB_CREATE_EXISTS = 1007
+    DB_DROP_EXISTS = 1008
     ACCESS_DENIED_ERROR = 1045
     NO_DB_ERROR = 1046
     UNKNOWN_COM_ERROR = 1047
     BAD_DB_ERROR = 1049
+    TABLE_EXISTS_ERROR = 1050
+    BAD_TABLE_ERROR = 1051
     BAD_FIELD_ERROR = 1054
+    DUP_FIELDNAME = 1060
     PARSE_ERROR = 1064
     EMPTY_QUERY = 1065
     KEY_NOT_FOUND = 1032
     DUP_ENTRY = 1062
+    MULTIPLE_PRI_KEY = 1068
+    KEY_COLUMN_DOES_NOT_EXITS = 1072  # sic: MySQL's symbol
+    CANT_REMOVE_ALL_FIELDS = 1090
+    CANT_DROP_FIELD_OR_KEY = 1091
     NO_SUCH_THREAD = 1094
     UNKNOWN_ERROR = 1105
     TABLEACCESS_DENIED_ERROR = 1142
@@ -56,6 +65,7 @@ class ErrorCode(enum.IntEnum):
     QUERY_INTERRUPTED = 1317
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
+    TABLE_DEF_CHANGED = 1412
     WRONG_VALUE = 1525
     ONLY_INTEGERS_ALLOWED = 1578
     REPLICA_HEARTBEAT_VALUE_OUT_OF_RANGE = 1624
@@ -136,6 +146,8 @@ _SYNTAX = (
 
 #: ``code -> (SQLSTATE, message template)``. Complete: a test checks every ErrorCode is here.
 CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
+    ErrorCode.DB_CREATE_EXISTS: ("HY000", "Can't create database '%-.192s'; database exists"),
+    ErrorCode.DB_DROP_EXISTS: ("HY000", "Can't drop database '%-.192s'; database doesn't exist"),
     ErrorCode.ACCESS_DENIED_ERROR: (
         "28000",
         "Access denied for user '%-.48s'@'%-.64s' (using password: %s)",
@@ -143,11 +155,24 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.NO_DB_ERROR: ("3D000", "No database selected"),
     ErrorCode.UNKNOWN_COM_ERROR: ("08S01", "Unknown command"),
     ErrorCode.BAD_DB_ERROR: ("42000", "Unknown database '%-.192s'"),
+    ErrorCode.TABLE_EXISTS_ERROR: ("42S01", "Table '%-.192s' already exists"),
+    ErrorCode.BAD_TABLE_ERROR: ("42S02", "Unknown table '%-.129s'"),
     ErrorCode.BAD_FIELD_ERROR: ("42S22", "Unknown column '%-.192s' in '%-.192s'"),
     ErrorCode.PARSE_ERROR: ("42000", _SYNTAX + " near '%-.80s' at line %d"),
     ErrorCode.EMPTY_QUERY: ("42000", "Query was empty"),
     ErrorCode.KEY_NOT_FOUND: ("HY000", "Can't find record in '%-.192s'"),
     ErrorCode.DUP_ENTRY: ("23000", "Duplicate entry '%-.64s' for key '%-.385s'"),
+    ErrorCode.DUP_FIELDNAME: ("42S21", "Duplicate column name '%-.192s'"),
+    ErrorCode.MULTIPLE_PRI_KEY: ("42000", "Multiple primary key defined"),
+    ErrorCode.KEY_COLUMN_DOES_NOT_EXITS: ("42000", "Key column '%-.192s' doesn't exist in table"),
+    ErrorCode.CANT_REMOVE_ALL_FIELDS: (
+        "42000",
+        "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+    ),
+    ErrorCode.CANT_DROP_FIELD_OR_KEY: (
+        "42000",
+        "Can't DROP '%-.192s'; check that column/key exists",
+    ),
     ErrorCode.NO_SUCH_THREAD: ("HY000", "Unknown thread id: %lu"),
     ErrorCode.UNKNOWN_ERROR: ("HY000", "%s"),
     ErrorCode.TABLEACCESS_DENIED_ERROR: (
@@ -228,6 +253,10 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.QUERY_INTERRUPTED: ("70100", "Query execution was interrupted"),
     ErrorCode.RELAY_LOG_FAIL: ("HY000", "Failed purging old relay logs: %s"),
     ErrorCode.RELAY_LOG_INIT: ("HY000", "Failed initializing relay log position: %s"),
+    ErrorCode.TABLE_DEF_CHANGED: (
+        "HY000",
+        "Table definition has changed, please retry transaction",
+    ),
     ErrorCode.WRONG_VALUE: ("HY000", "Incorrect %-.32s value: '%-.128s'"),
     ErrorCode.ONLY_INTEGERS_ALLOWED: ("HY000", "Only integers allowed as number here"),
     ErrorCode.REPLICA_HEARTBEAT_VALUE_OUT_OF_RANGE: (

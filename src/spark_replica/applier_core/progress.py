@@ -46,6 +46,8 @@ class ExecutedGtids:
         # _lock guards _set, _version, _published and _published_at; _publishing orders
         # publishers, so an older snapshot is never stored after a newer one.
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._waiters = 0
         self._publishing = threading.Lock()
         self._set = initial.copy() if initial is not None else GtidSet()
         self._version = 0
@@ -68,6 +70,18 @@ class ExecutedGtids:
         with self._lock:
             self._set.add(uuid, tag, gno)
             self._version += 1
+            if self._waiters:
+                self._changed.notify_all()
+
+    def wait_for(self, gtids: GtidSet, timeout: float | None = None) -> bool:
+        """Wait until every GTID of ``gtids`` is executed (what WAIT_FOR_EXECUTED_GTID_SET
+        does); False when ``timeout`` seconds passed first."""
+        with self._lock:
+            self._waiters += 1
+            try:
+                return self._changed.wait_for(lambda: gtids.is_subset(self._set), timeout)
+            finally:
+                self._waiters -= 1
 
     def snapshot(self) -> GtidSet:
         with self._lock:

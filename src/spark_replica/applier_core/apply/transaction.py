@@ -1,0 +1,126 @@
+"""Applying the events of one transaction to a storage-engine session.
+
+Every applier (the Change Stream Applier's jobs, the legacy applier's workers, the serial
+applier) hands the decoded events of a transaction, in order, to a ``TransactionApplier``:
+rows events become row changes, a DDL Query event runs as DDL, and the transaction's end
+(Xid, or a COMMIT Query) tells the caller to prepare and commit. A failure is an
+``ApplyError`` carrying MySQL's error number and the texts of SHOW REPLICA STATUS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_replica.applier_core.apply.errors import SourcePosition, worker_error
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.events import Event, Xid
+from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.rows import RowsEvent
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage import EngineError, EngineSession, RowChange, TableRef
+
+#: Events a row-based transaction may carry that change nothing (Table_map events are used
+#: by the decoder; Rows_query and ignorable events only inform).
+_PASSIVE_TYPES = frozenset(
+    {
+        EventType.TABLE_MAP,
+        EventType.ROWS_QUERY,
+        EventType.IGNORABLE,
+        EventType.MARIADB_ANNOTATE_ROWS,
+        EventType.GTID,
+        EventType.ANONYMOUS_GTID,
+        EventType.GTID_TAGGED,
+    }
+)
+
+
+class ApplyError(Exception):
+    """A transaction could not be applied.
+
+    ``code`` is the MySQL error number (1062, 1032, 1205, ...); ``detail`` the text of the
+    failure itself; ``transient`` says whether applying the transaction again may succeed.
+    """
+
+    def __init__(self, code: int, detail: str, *, transient: bool = False) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.transient = transient
+
+    def for_worker(self, worker_id: int, gtid: str, where: SourcePosition) -> str:
+        """The worker's LAST_ERROR_MESSAGE."""
+        return worker_error(worker_id, gtid, where, self.detail)
+
+
+@dataclass(slots=True)
+class TransactionApplier:
+    """Applies one transaction's events to ``session``, which the caller has begun.
+
+    ``source_log`` names the source's binary log the events come from (for error texts).
+    ``apply`` returns True once the event that ends the transaction has been applied.
+    """
+
+    session: EngineSession
+    gtid: str
+    source_log: str
+    ended: bool = False
+
+    def apply(self, event: Event) -> bool:
+        type_code = event.header.type_code
+        if type_code in _PASSIVE_TYPES:
+            return False
+        if isinstance(event, RowsEvent):
+            self._apply_rows(event)
+            return False
+        if isinstance(event, Xid):
+            self.ended = True
+            return True
+        if isinstance(event, Query):
+            return self._apply_query(event)
+        raise ApplyError(
+            ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
+            f"Relay log read failure: Unexpected event in the Change stream applier reader: "
+            f"{event.header.type_name} inside transaction '{self.gtid}'",
+        )
+
+    def _apply_query(self, event: Query) -> bool:
+        if event.is_begin:
+            return False
+        if event.is_commit:
+            if event.query.strip().upper() == "ROLLBACK":
+                raise ApplyError(
+                    ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
+                    f"Relay log read failure: transaction '{self.gtid}' ends with ROLLBACK",
+                )
+            self.ended = True
+            return True
+        try:
+            self.session.apply_ddl(event.query, event.db)
+        except EngineError as exc:
+            raise ApplyError(
+                exc.code,
+                f"Error '{exc.message}' on query. Default database: '{event.db}'. "
+                f"Query: '{event.query}'",
+                transient=exc.transient,
+            ) from exc
+        self.ended = True
+        return True
+
+    def _apply_rows(self, event: RowsEvent) -> None:
+        table_map = event.table_map
+        assert table_map is not None, "the decoder attaches the Table_map"
+        if not event.full_image:
+            raise ApplyError(
+                ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
+                f"Relay log read failure: a {event.header.type_name} event on table "
+                f"{table_map.schema}.{table_map.table} does not carry full row images; "
+                "the source must use binlog_row_image=FULL",
+            )
+        kind = event.kind
+        try:
+            self.session.apply_rows(table_map, RowChange.of_rows(kind, event.rows))
+        except EngineError as exc:
+            exc.add_context(table=TableRef(table_map.schema, table_map.table), kind=kind,
+                            gtid=self.gtid)  # fmt: skip
+            detail = exc.row_event_detail(self.source_log, event.header.log_pos)
+            raise ApplyError(exc.code, detail, transient=exc.transient) from exc

@@ -1,0 +1,454 @@
+"""The in-memory storage engine: the storage interface's reference implementation.
+
+Committed data lives in Python dicts (``memory_tables``): a table with a primary key maps
+key → row, a table without one counts whole rows. A transaction stages its changes per table
+after taking each row's lock and checking the key against the committed data plus its own
+staged changes. ``commit`` applies every staged change under the engine's mutex (one atomic
+step, in the order commits are called), releases the row locks, and then waits until its
+group is flushed (``group_commit``; ``commit_latency`` simulates the durable write), so with
+concurrent committers ``stats().flushes < stats().commits`` (requirements T82).
+
+Key checks read committed dicts without the engine's mutex: the reader holds the row's lock,
+so no other transaction writes that key meanwhile, and a CPython dict lookup is atomic.
+
+DDL (``ddl``, ``ddl_parser``) is checked when applied and runs at commit, under the same
+mutex: tables it changes are rebuilt as new objects, so a failure changes nothing. A
+transaction with DDL may change rows only of tables it creates (``CREATE TABLE ... SELECT`` is
+logged that way); a transaction whose tables a DDL replaced meanwhile fails at commit (1412).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.ddl import Catalog, DdlOperation, no_such_table, unsupported
+from spark_replica.applier_core.storage.ddl_parser import parse_ddl
+from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
+from spark_replica.applier_core.storage.interface import (
+    EngineError,
+    ExecMode,
+    Row,
+    RowChange,
+    SessionState,
+    TableDef,
+    TableMap,
+    TableRef,
+    TransactionRef,
+)
+from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT, LockManager
+from spark_replica.applier_core.storage.memory_tables import (
+    Stage,
+    Table,
+    duplicate_key,
+    fit,
+    hashable,
+    matches,
+    missing_row,
+    run_ddl,
+    updated,
+)
+
+_INSERT, _DELETE = RowKind.INSERT, RowKind.DELETE
+_MISSING = object()
+
+
+class InMemoryEngine:
+    """Tables in Python dicts; thread-safe: any number of sessions work at once."""
+
+    def __init__(
+        self,
+        *,
+        exec_mode: ExecMode = ExecMode.STRICT,
+        lock_wait_timeout: float = DEFAULT_LOCK_WAIT_TIMEOUT,
+        commit_latency: float = 0.0,
+        on_flush: Callable[[tuple[TransactionRef, ...]], None] | None = None,
+    ) -> None:
+        self.exec_mode = exec_mode
+        self._locks = LockManager[TransactionRef](lock_wait_timeout)
+        self._flusher = GroupCommit(commit_latency, on_flush)
+        # _mutex guards _catalog, _tables (replaced whole by DDL, so they may be read without
+        # it), the content of every Table in _tables, and _active.
+        self._mutex = threading.Lock()
+        self._catalog = Catalog()
+        self._tables: dict[TableRef, Table] = {}
+        self._active: set[TransactionRef] = set()
+
+    def __repr__(self) -> str:
+        return (
+            f"InMemoryEngine(exec_mode={self.exec_mode.value}, tables={len(self._tables)}, "
+            f"active={len(self._active)}, {self.stats()})"
+        )
+
+    @property
+    def locks(self) -> LockManager[TransactionRef]:
+        return self._locks
+
+    @property
+    def lock_wait_timeout(self) -> float:
+        return self._locks.lock_wait_timeout
+
+    @lock_wait_timeout.setter
+    def lock_wait_timeout(self, seconds: float) -> None:
+        self._locks.lock_wait_timeout = seconds
+
+    @property
+    def commit_latency(self) -> float:
+        """Seconds each flush (one per group of commits) takes."""
+        return self._flusher.latency
+
+    @commit_latency.setter
+    def commit_latency(self, seconds: float) -> None:
+        self._flusher.latency = seconds
+
+    def session(self, name: str) -> InMemorySession:
+        return InMemorySession(self, name)
+
+    def databases(self) -> list[str]:
+        return sorted(self._catalog.databases)
+
+    def tables(self) -> list[TableRef]:
+        return sorted(self._catalog.tables)
+
+    def definition(self, table: TableRef) -> TableDef:
+        return self._catalog.definition(table)
+
+    def rows(self, table: TableRef) -> list[Row]:
+        with self._mutex:
+            found = self._tables.get(table)
+            if found is None:
+                raise no_such_table(table)
+            return found.snapshot()
+
+    def stats(self) -> EngineStats:
+        return self._flusher.stats()
+
+    def flush(self) -> None:
+        """Return once every transaction committed so far is flushed (flushing them when no
+        flush runs)."""
+        self._flusher.wait_flushed(self._flusher.last_group())
+
+    def wait_for(self, predicate: Callable[[EngineStats], bool], timeout: float) -> bool:
+        """Block until ``predicate(stats())`` holds (checked at every commit and flush);
+        False when ``timeout`` seconds pass first."""
+        return self._flusher.wait_for(predicate, timeout)
+
+    # -- for the sessions ---------------------------------------------------------------------
+
+    def _begin(self, trx: TransactionRef) -> None:
+        with self._mutex:
+            if trx in self._active:
+                raise RuntimeError(f"transaction {trx} is already active in another session")
+            self._active.add(trx)
+
+    def _end(self, trx: TransactionRef) -> None:
+        with self._mutex:
+            self._active.discard(trx)
+
+    def _table(self, ref: TableRef) -> Table:
+        found = self._tables.get(ref)
+        if found is None:
+            raise no_such_table(ref)
+        return found
+
+    def _commit(
+        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+    ) -> int:
+        """Apply a transaction at once; returns the flush group it joined."""
+        with self._mutex:
+            catalog, tables = self._catalog, self._tables
+            if ddl:
+                catalog, tables = run_ddl(ddl, catalog, tables)
+            targets = []
+            for ref, stage in stages.items():
+                target = tables.get(ref)
+                if target is None:
+                    raise no_such_table(ref)
+                if target is not stage.table and not (ddl and ref not in self._tables):
+                    raise EngineError.of(ErrorCode.TABLE_DEF_CHANGED, table=ref)
+                targets.append((stage, target))
+            # Nothing below can fail: the transaction is applied whole or not at all.
+            for stage, target in targets:
+                stage.commit_into(target)
+            self._catalog, self._tables = catalog, tables
+            self._active.discard(trx)
+            return self._flusher.enqueue(trx)
+
+    def _flush(self, group: int) -> None:
+        self._flusher.wait_flushed(group)
+
+
+class InMemorySession:
+    """A worker's session on an ``InMemoryEngine`` (one transaction at a time)."""
+
+    def __init__(self, engine: InMemoryEngine, name: str) -> None:
+        self._engine = engine
+        self._name = name
+        self._state = SessionState.IDLE
+        self._trx: TransactionRef | None = None
+        self._strict = True
+        self._stages: dict[TableRef, Stage] = {}
+        self._ddl: list[DdlOperation] = []
+        #: The catalog after the staged DDL (None: no DDL staged).
+        self._ddl_catalog: Catalog | None = None
+        #: The flush group of this session's last commit not known to be flushed (0: none).
+        self._unflushed = 0
+        #: Set when applying, preparing or committing failed: the transaction can only roll
+        #: back.
+        self._failed: BaseException | None = None
+
+    def __repr__(self) -> str:
+        return f"InMemorySession({self._name!r}, {self._state.value}, {self._trx})"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def state(self) -> SessionState:
+        return self._state
+
+    @property
+    def transaction(self) -> TransactionRef | None:
+        return self._trx
+
+    def begin(self, trx: TransactionRef) -> None:
+        if self._state is not SessionState.IDLE:
+            raise RuntimeError(f"{self!r}: begin({trx}) while a transaction is open")
+        self._engine._begin(trx)
+        self._reset()
+        self._trx = trx
+        self._strict = self._engine.exec_mode is ExecMode.STRICT
+        self._state = SessionState.ACTIVE
+
+    def apply_rows(self, table_map: TableMap, changes: Sequence[RowChange]) -> None:
+        trx = self._require(SessionState.ACTIVE)
+        ref = TableRef(table_map.schema, table_map.table)
+        try:
+            stage = self._stages.get(ref) or self._stage(ref)
+            if stage.table.key_of is not None:
+                self._apply_keyed(trx, stage, changes)
+            else:
+                self._apply_keyless(trx, stage, changes)
+        except BaseException as error:
+            if isinstance(error, EngineError):
+                missing = error.code == ErrorCode.NO_SUCH_TABLE
+                kind = changes[0].kind if changes and not missing else None
+                error.add_context(table=ref, kind=kind, gtid=trx.gtid)
+            self._fail(trx, error)
+            raise
+
+    def apply_ddl(self, statement: str, database: str | None) -> None:
+        trx = self._require(SessionState.ACTIVE)
+        try:
+            if self._stages:
+                raise unsupported("DDL after row changes in one transaction", statement)
+            catalog = self._ddl_catalog or self._engine._catalog
+            operations = parse_ddl(statement, database)
+            for operation in operations:
+                catalog = catalog.apply(operation)
+        except BaseException as error:
+            if isinstance(error, EngineError):
+                error.add_context(gtid=trx.gtid)
+            self._fail(trx, error)
+            raise
+        self._ddl += operations
+        self._ddl_catalog = catalog
+
+    def prepare(self) -> None:
+        trx = self._require(SessionState.ACTIVE)
+        try:
+            self._engine.locks.check_abort(trx)
+        except BaseException as error:
+            self._fail(trx, error)
+            raise
+        self._state = SessionState.PREPARED
+
+    def commit(self, *, durable: bool = True) -> None:
+        """Apply the transaction at once and release its locks; with ``durable``, wait for its
+        group's flush too (an exception of the engine's ``on_flush`` hook propagates then; the
+        transaction stays committed)."""
+        trx = self._require(SessionState.ACTIVE, SessionState.PREPARED)
+        try:
+            group = self._engine._commit(trx, self._ddl, self._stages)
+        except BaseException as error:
+            if isinstance(error, EngineError):
+                error.add_context(gtid=trx.gtid)
+            self._fail(trx, error)
+            raise
+        self._engine.locks.release_all(trx)
+        self._reset()
+        self._unflushed = group
+        if durable:
+            self.wait_durable()
+
+    def wait_durable(self) -> None:
+        group, self._unflushed = self._unflushed, 0
+        if group:
+            self._engine._flush(group)
+
+    def rollback(self) -> None:
+        trx = self._trx
+        if trx is None:
+            return
+        self._engine.locks.release_all(trx)
+        self._engine._end(trx)
+        self._reset()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _require(self, *states: SessionState) -> TransactionRef:
+        if self._state not in states or self._trx is None:
+            raise RuntimeError(f"{self!r}: expected a transaction in state {states[0].value}")
+        if self._failed is not None:
+            raise RuntimeError(f"{self!r}: the transaction failed ({self._failed}); roll it back")
+        return self._trx
+
+    def _fail(self, trx: TransactionRef, error: BaseException) -> None:
+        if self._trx == trx:  # not rolled back meanwhile by another thread
+            self._failed = error
+
+    def _reset(self) -> None:
+        self._state = SessionState.IDLE
+        self._trx = None
+        self._stages = {}
+        self._ddl = []
+        self._ddl_catalog = None
+        self._failed = None
+
+    def _stage(self, ref: TableRef) -> Stage:
+        if self._ddl_catalog is None:
+            table = self._engine._table(ref)
+        else:
+            definition = self._ddl_catalog.definition(ref)
+            if ref in self._engine._tables:
+                raise unsupported(
+                    "row changes to an existing table in a transaction with DDL", str(ref)
+                )
+            table = Table(ref, definition)  # created by this transaction: empty so far
+        stage = self._stages[ref] = Stage(table)
+        return stage
+
+    def _apply_keyed(self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]) -> None:
+        table = stage.table
+        key_of = table.key_of
+        assert key_of is not None
+        width, committed, staged = table.width, table.rows, stage.changes
+        acquire, ref, strict = self._engine.locks.acquire, table.ref, self._strict
+        for kind, before, after in changes:
+            if kind is _INSERT:
+                assert after is not None
+                row = after if len(after) == width and ABSENT not in after else fit(after, width)
+                key = key_of(row)
+                acquire(trx, ref, key)
+                current = staged.get(key, _MISSING)
+                if current is _MISSING:
+                    current = committed.get(key)
+                if current is not None and strict:
+                    raise duplicate_key(table, key)
+                staged[key] = row
+                continue
+            assert before is not None
+            if len(before) != width:
+                before = fit(before, width, ABSENT)
+            key = key_of(before)
+            found: object
+            if ABSENT in key:
+                found = self._scan_keyed(trx, stage, before)
+                if found is not None:
+                    key = key_of(found)
+            else:
+                acquire(trx, ref, key)
+                found = staged.get(key, _MISSING)
+                if found is _MISSING:
+                    found = committed.get(key)
+            if found is None:
+                if strict:
+                    raise missing_row(table)
+                continue
+            assert isinstance(found, tuple)
+            if kind is _DELETE:
+                staged[key] = None
+                continue
+            assert after is not None
+            row = updated(found, before, after, width)
+            new_key = key_of(row)
+            if new_key != key:
+                acquire(trx, ref, new_key)
+                clash = staged.get(new_key, _MISSING)
+                if clash is _MISSING:
+                    clash = committed.get(new_key)
+                if clash is not None:
+                    if strict:
+                        raise duplicate_key(table, new_key)
+                    continue  # IDEMPOTENT: the update is skipped, as MySQL ignores the error
+                staged[key] = None
+            staged[new_key] = row
+
+    def _apply_keyless(
+        self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]
+    ) -> None:
+        table = stage.table
+        width, bag, deltas = table.width, table.bag, stage.deltas
+        acquire, ref, strict = self._engine.locks.acquire, table.ref, self._strict
+        for kind, before, after in changes:
+            if kind is not _INSERT:
+                assert before is not None
+                if len(before) != width:
+                    before = fit(before, width, ABSENT)
+                if ABSENT in before:
+                    found = self._scan_keyless(trx, stage, before)
+                else:
+                    found = hashable(before)
+                    acquire(trx, ref, found)
+                    if bag[found] + deltas.get(found, 0) <= 0:
+                        found = None
+                if found is None:
+                    if strict:
+                        raise missing_row(table)
+                    continue
+                deltas[found] = deltas.get(found, 0) - 1
+                if kind is _DELETE:
+                    continue
+                assert after is not None
+                row = updated(found, before, after, width)
+            else:
+                assert after is not None
+                row = after if len(after) == width and ABSENT not in after else fit(after, width)
+            row = hashable(row)
+            acquire(trx, ref, row)
+            deltas[row] = deltas.get(row, 0) + 1
+
+    def _scan_keyed(self, trx: TransactionRef, stage: Stage, image: Row) -> Row | None:
+        """The row matching a before image that lacks key columns (compared on the columns
+        it has), locked; None when there is none."""
+        table, staged = stage.table, stage.changes
+        assert table.key_of is not None
+        while True:
+            with self._engine._mutex:
+                rows = [r for k, r in table.rows.items() if k not in staged]
+            rows += [r for r in staged.values() if r is not None]
+            candidate = next((r for r in rows if matches(image, r)), None)
+            if candidate is None:
+                return None
+            key = table.key_of(candidate)
+            self._engine.locks.acquire(trx, table.ref, key)
+            current = staged[key] if key in staged else table.rows.get(key)
+            if current is not None and matches(image, current):
+                return current
+
+    def _scan_keyless(self, trx: TransactionRef, stage: Stage, image: Row) -> Row | None:
+        table, deltas = stage.table, stage.deltas
+        while True:
+            with self._engine._mutex:
+                counts = Counter(table.bag)
+            counts.update(deltas)
+            candidate = next((r for r, n in counts.items() if n > 0 and matches(image, r)), None)
+            if candidate is None:
+                return None
+            self._engine.locks.acquire(trx, table.ref, candidate)
+            if table.bag[candidate] + deltas.get(candidate, 0) > 0:
+                return candidate
