@@ -81,3 +81,14 @@ def test_decodes_as_decode_event_does() -> None:
         elif expected.header.type_code == EventType.TABLE_MAP:
             maps[T1.table_id] = expected
         assert stream.decode(data) == expected
+
+
+def test_a_format_description_inside_a_transaction_keeps_its_table_maps() -> None:
+    """A relay log file can start in the middle of a transaction with the replica's own
+    Format_description; the rows after it still find their Table_map."""
+    stream = StreamDecoder()
+    first = _transaction(1)
+    events = [FDE, *first[:-2], FDE, *first[-2:]]  # GTID, BEGIN, map | FDE | rows, Xid
+    decoded = [stream.decode(d) for d in _bytes(events)]
+    rows = [e for e in decoded if isinstance(e, RowsEvent)]
+    assert [r.rows for r in rows] == [[(1,)]]

@@ -23,6 +23,7 @@ def test_repeated_table_maps_share_their_compiled_decoders(
     files = write_binlogs(transactions, tmp_path, server_uuid=SERVER_UUID)
     compiled: list[str] = []
     from spark_replica.applier_core.binlog.rows import rows as rows_module
+    from spark_replica.applier_core.binlog.rows import table_map as table_map_module
 
     for name in ("compile_image", "compile_update"):
         original = getattr(compiler, name)
@@ -34,6 +35,9 @@ def test_repeated_table_maps_share_their_compiled_decoders(
         monkeypatch.setattr(rows_module, name, counting)
     rows_module._shared_image.cache_clear()
     rows_module._shared_update.cache_clear()
+    # Definitions decoded by earlier tests carry compiled decoders: start without them.
+    for known in table_map_module._DEFINITIONS.values():
+        known.clear()
     maps: list[TableMapEvent] = []
     rows = 0
     for _, _, event in BinlogFileReader(files[0]):

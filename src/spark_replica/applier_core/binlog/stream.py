@@ -13,14 +13,15 @@ from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, FormatD
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
 
-#: Events after which no earlier Table_map is referred to again.
+#: Events after which no earlier Table_map is referred to again. Not Format_description:
+#: a relay log file can start in the middle of a transaction, with the replica's own one.
 _TABLE_MAP_RESET_TYPES = frozenset(
-    int(t) for t in (T.FORMAT_DESCRIPTION, T.GTID, T.ANONYMOUS_GTID, T.GTID_TAGGED,
-                     T.MARIADB_GTID, T.XID)
+    int(t) for t in (T.GTID, T.ANONYMOUS_GTID, T.GTID_TAGGED, T.MARIADB_GTID, T.XID)
 )  # fmt: skip
+_FORMAT_DESCRIPTION = int(T.FORMAT_DESCRIPTION)
 #: Events that change the decoder's state (the reset types, Table_map, and BEGIN queries).
 _TABLE_MAP = int(T.TABLE_MAP)
-_TRACKED_TYPES = _TABLE_MAP_RESET_TYPES | {_TABLE_MAP, int(T.QUERY)}
+_TRACKED_TYPES = _TABLE_MAP_RESET_TYPES | {_TABLE_MAP, int(T.QUERY), _FORMAT_DESCRIPTION}
 
 
 class StreamDecoder:
@@ -55,14 +56,14 @@ class StreamDecoder:
 
     def follow(self, event: Event) -> None:
         """Take the state ``event`` sets: a new Format_description, a Table_map, or the
-        start of a transaction, which forgets the Table_map events of the one before."""
+        start or end of a transaction, which forgets the Table_map events before it."""
         type_code = event.header[1]
         if type_code == _TABLE_MAP:
             assert isinstance(event, TableMapEvent)
             self.table_maps[event.table_id] = event
         elif type_code in _TABLE_MAP_RESET_TYPES:
             self.table_maps.clear()
-            if isinstance(event, FormatDescription):
-                self._use(event)
+        elif isinstance(event, FormatDescription):
+            self._use(event)
         elif isinstance(event, Query) and (event.query == "BEGIN" or event.is_begin):
             self.table_maps.clear()
