@@ -18,6 +18,10 @@ from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed
 _log = logging.getLogger(__name__)
 
 
+SPARE_IDLE = 0.5
+"""Seconds a spare worker waits for work before it leaves."""
+
+
 class PoolStopped(RuntimeError):
     """Raised by ``submit`` after ``stop()``."""
 
@@ -31,9 +35,12 @@ class ThreadPool:
             raise ValueError(f"a pool needs at least one worker, not {workers}")
         capacity = 4 * workers if capacity is None else capacity
         self._name = name
+        self._workers = workers
         self._queue: BoundedQueue[Callable[[], object]] = BoundedQueue(capacity)
         self._error: BaseException | None = None
+        # _stop_lock guards _threads (spares are added) and _spares.
         self._stop_lock = threading.Lock()
+        self._spares = 0
         self._threads = [
             threading.Thread(target=self._worker, name=f"{name}-worker-{n}") for n in range(workers)
         ]
@@ -46,7 +53,8 @@ class ThreadPool:
 
     @property
     def workers(self) -> int:
-        return len(self._threads)
+        """The pool's size (spares not counted)."""
+        return self._workers
 
     @property
     def capacity(self) -> int:
@@ -75,6 +83,24 @@ class ThreadPool:
         except QueueClosed:
             raise PoolStopped(f"thread pool {self._name} is stopped") from None
 
+    def add_spare(self, limit: int) -> bool:
+        """Start a spare worker, which leaves after ``SPARE_IDLE`` seconds without work, unless
+        ``limit`` spares run already or the pool is stopped; True when one was started.
+
+        For a worker about to block for long on something only another task can end (the
+        task that would end it may sit in the queue with every worker blocked): the spare
+        keeps the queue moving. Spares are named on from ``<name>-worker-<workers>``.
+        """
+        with self._stop_lock:
+            if self._queue.closed or self._spares >= limit:
+                return False
+            self._spares += 1
+            number = len(self._threads)
+            thread = threading.Thread(target=self._spare, name=f"{self._name}-worker-{number}")
+            self._threads.append(thread)
+        thread.start()
+        return True
+
     def stop(self) -> None:
         """Run what is queued, then end and join the workers (idempotent).
 
@@ -85,8 +111,9 @@ class ThreadPool:
             raise RuntimeError(f"{current.name} cannot stop its own pool")
         with self._stop_lock:
             self._queue.close()
-            for thread in self._threads:
-                thread.join()
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join()
 
     def __enter__(self) -> ThreadPool:
         return self
@@ -99,12 +126,12 @@ class ThreadPool:
     ) -> None:
         self.stop()
 
-    def _worker(self) -> None:
+    def _worker(self, idle: float | None = None) -> None:
         get = self._queue.get
         while True:
             try:
-                fn = get()
-            except QueueClosed:
+                fn = get(idle)
+            except (QueueClosed, TimeoutError):
                 return
             try:
                 fn()
@@ -114,6 +141,13 @@ class ThreadPool:
                 _log.critical(
                     "%s: a callable raised", threading.current_thread().name, exc_info=exc
                 )
+
+    def _spare(self) -> None:
+        try:
+            self._worker(SPARE_IDLE)
+        finally:
+            with self._stop_lock:
+                self._spares -= 1
 
     def __repr__(self) -> str:
         state = "stopped" if self._queue.closed else "running"

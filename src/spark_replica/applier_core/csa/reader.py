@@ -1,0 +1,364 @@
+"""Reading a channel's relay log into transactions: the engine of both transaction providers
+(DES.TS.0050-0080, WL10500.RD.1/RD.2, STREAM.1-3, PURGE.1).
+
+``TransactionReader`` reads whole events with a ``RelayLogReader`` and decodes only what finds
+the boundaries (``boundaries.py``): Format_description, GTID and Query events (RD.1). Any other
+event of a transaction is published raw, its checksum checked; the consumer decodes it. A
+transaction is handed out right after its GTID event (STREAM.1). A GTID event that comes while
+a transaction is open truncates it (STREAM.3, T72), and so does a Format_description event of
+a restarted source; a Query right after the GTID event that is not ``BEGIN`` is DDL, a
+transaction of its own; inside a ``BEGIN`` body only savepoints and ``COMMIT``/``ROLLBACK``
+are accepted (a statement there is statement-based replication).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+
+from spark_replica.applier_core.binlog.codec import type_name
+from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag
+from spark_replica.applier_core.binlog.errors import BinlogError, read_failure
+from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid
+from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.relaylog import (
+    RelayCoordinate,
+    RelayEvent,
+    RelayLog,
+    RelayLogReader,
+)
+from spark_replica.applier_core.binlog.stream import StreamDecoder
+from spark_replica.applier_core.csa import boundaries as kinds
+from spark_replica.applier_core.csa.boundaries import (
+    KINDS,
+    UNEXPECTED_EVENT,
+    SkipRule,
+    is_savepoint,
+    is_xa,
+    skip_predicate,
+)
+from spark_replica.applier_core.csa.fetchable import FetchableTransaction
+from spark_replica.applier_core.csa.holds import FileHolds, purge_quietly
+from spark_replica.applier_core.csa.resources import EVENT_MEMORY, ResourceMonitor
+from spark_replica.applier_core.csa.streaming import CACHE_THRESHOLD, Item, StreamContext
+from spark_replica.applier_core.errors import ReplicaError
+
+WAIT_SLICE = 0.05
+"""Seconds a reader waits for new relay log events before it checks for a stop request."""
+# Events are published in batches of at most this many events or bytes, and always at the end
+# of a transaction and before the reader waits for the relay log: a waiting consumer is woken
+# once per batch, not once per event (a thread switch costs more than reading the batch).
+_BATCH_EVENTS = 32
+_BATCH_BYTES = 1 << 16
+_CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
+_IGNORABLE = int(EventFlag.IGNORABLE)
+_RELAY_LOG_FLAG = int(EventFlag.RELAY_LOG)
+_BODY, _XID, _PAYLOAD, _QUERY = kinds.BODY, kinds.XID, kinds.PAYLOAD, kinds.QUERY
+assert 0 < _BODY < _XID < _PAYLOAD  # the order the hot path relies on
+
+
+class TransactionReader:
+    """Reads transactions from a relay log. One thread at a time.
+
+    Args:
+        stop: set by the provider to make a read return (checked every ``WAIT_SLICE`` while
+            waiting for events, and while waiting for event memory after ``monitor.wake()``).
+
+    Raises:
+        ReplicaError: ER_REPLICA_RELAY_LOG_READ_FAILURE, ``start`` cannot be read from.
+    """
+
+    def __init__(
+        self,
+        relay_log: RelayLog,
+        monitor: ResourceMonitor,
+        stop: threading.Event,
+        *,
+        channel: str = "",
+        start: tuple[str, int] | None = None,
+        skip: SkipRule = None,
+        own_server_id: int | None = None,
+        resource: str = EVENT_MEMORY,
+        cache_threshold: int = CACHE_THRESHOLD,
+    ) -> None:
+        self._relay_log = relay_log
+        self._monitor = monitor
+        self._stop = stop
+        self._channel = channel
+        self._skip = skip_predicate(skip)
+        self._own_server_id = own_server_id
+        self._resource = resource
+        self._holds = FileHolds(relay_log)
+        self._context = StreamContext(relay_log, monitor, self._holds, resource, channel,
+                                      cache_threshold)  # fmt: skip
+        self._decoder = StreamDecoder()
+        self._fde: FormatDescription | None = None
+        self._checksum = False
+        try:
+            self._reader = RelayLogReader(relay_log, start, on_file_end=self._file_read)
+            if start is not None and start[1] > len(MAGIC):
+                self._read_preamble(start[0], start[1])
+        except BinlogError as exc:
+            raise read_failure(exc, channel) from exc
+        self._active: FetchableTransaction | None = None
+        self._in_body = False  # a BEGIN opened the active transaction's body
+        self._file = ""  # the last file the active transaction has events in
+        self._pending: list[Item] = []
+        self._pending_memory = 0
+        self._pending_size = 0
+        self._clock_reset = False  # a source's Format_description came since the last GTID
+        self._error: ReplicaError | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<TransactionReader {self._reader!r} active={self._active!r}>"
+
+    @property
+    def position(self) -> RelayCoordinate | None:
+        """Where the next event is read from."""
+        return self._reader.position
+
+    @property
+    def error(self) -> ReplicaError | None:
+        return self._error
+
+    def next_transaction(self, timeout: float | None) -> FetchableTransaction | None:
+        """Read up to the next GTID event and return its transaction, OPEN.
+
+        The events of the transaction returned before are published on the way.
+
+        Returns:
+            None on timeout, on a stop request, once closed, or while the relay log is closed.
+
+        Raises:
+            ReplicaError: ER_REPLICA_RELAY_LOG_READ_FAILURE (13121), a corrupt relay log or an
+                event the applier does not support; every later call raises it again.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poll, stopped = self._reader.poll, self._stop.is_set
+        try:
+            while not stopped():
+                relay = poll()
+                if relay is None:
+                    relay = self._wait(deadline)
+                    if relay is None:
+                        if self._relay_log.end.closed or (
+                            deadline is not None and time.monotonic() >= deadline
+                        ):
+                            return None
+                        continue
+                data = relay.data
+                kind = KINDS[data[4]]
+                trx = self._active
+                if kind <= _XID and kind and trx is not None:
+                    # The hot path: a Table_map, rows or Xid event of a transaction.
+                    if self._checksum and zlib.crc32(data) != _CRC_RESIDUE:
+                        raise BinlogError("event checksum mismatch", file=relay.file,
+                                          position=relay.start)  # fmt: skip
+                    if relay.file is not self._file and relay.file != self._file:
+                        self._extend(trx, relay.file)
+                    if not trx.skip:
+                        memory = len(data) if kind == _BODY else 0  # Xid: never counted
+                        self._pending.append((relay, memory, self._fde, None))
+                        self._pending_memory += memory
+                        self._pending_size += len(data)
+                    if kind == _XID:
+                        self._complete(relay)
+                    elif len(self._pending) >= _BATCH_EVENTS or self._pending_size >= _BATCH_BYTES:
+                        self._flush(None)
+                    continue
+                started = self._handle(relay, kind)
+                if started is not None:
+                    return started
+            return None
+        except BinlogError as exc:
+            raise self.fail(exc) from exc
+        except OSError as exc:
+            raise self.fail(BinlogError(f"cannot read the relay log: {exc}")) from exc
+
+    def fail(self, error: BinlogError) -> ReplicaError:
+        """Record ``error`` as the reader's (sticky) failure and fail the open transaction."""
+        replica_error = read_failure(error, self._channel)
+        self._error = replica_error
+        trx, self._active = self._active, None
+        self._pending, self._pending_memory, self._pending_size = [], 0, 0
+        if trx is not None:
+            trx.fail(replica_error)
+        return replica_error
+
+    def close(self) -> None:
+        """Truncate the open transaction (a stop: STREAM.3) and close the files. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._active is not None:
+            self._cut(by_stop=True)
+        self._reader.close()
+        self._holds.leave_all()
+
+    def _wait(self, deadline: float | None) -> RelayEvent | None:
+        """Publish what is pending (consumers get it before the wait), then wait a slice."""
+        self._flush(None)
+        wait = WAIT_SLICE
+        if deadline is not None:
+            wait = min(wait, deadline - time.monotonic())
+        if wait <= 0 or self._stop.is_set():
+            return None
+        return self._reader.next_event(wait)
+
+    # -- one event -----------------------------------------------------------------------------
+
+    def _handle(self, relay: RelayEvent, kind: int) -> FetchableTransaction | None:
+        """Every event but the hot path's."""
+        trx = self._active
+        if kind == _PAYLOAD and trx is not None and not self._in_body:
+            if self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:
+                raise BinlogError("event checksum mismatch", file=relay.file,
+                                  position=relay.start)  # fmt: skip
+            self._add(trx, relay, len(relay.data), None)  # the whole compressed body
+            self._complete(relay)
+        elif _BODY <= kind <= _PAYLOAD:
+            raise self._unexpected(relay)  # outside a transaction, or a payload after BEGIN
+        elif kind == _QUERY:
+            self._query(relay)
+        elif kind == kinds.GTID:
+            gtid = self._decode(relay)
+            if not isinstance(gtid, Gtid):
+                raise self._unexpected(relay)
+            if trx is not None:
+                self._cut(by_stop=False)
+            return self._open(relay, gtid)
+        elif kind == kinds.FDE:
+            self._format_description(relay)
+        elif kind != kinds.CONTROL and (kind != kinds.OTHER or not relay.data[17] & _IGNORABLE):
+            raise self._unexpected(relay)
+        return None
+
+    def _query(self, relay: RelayEvent) -> None:
+        trx = self._active
+        query = self._decode(relay)
+        if trx is None or not isinstance(query, Query):
+            raise self._unexpected(relay)
+        size = len(relay.data)
+        if query.is_begin:
+            if self._in_body:
+                raise self._unexpected(relay)
+            self._in_body = True
+            self._add(trx, relay, size, query)
+        elif query.is_commit:
+            if not self._in_body:
+                raise self._unexpected(relay)
+            self._add(trx, relay, 0, query)
+            self._complete(relay)
+        elif self._in_body:
+            if not is_savepoint(query):
+                raise self._unexpected(relay)  # a statement inside a row transaction
+            self._add(trx, relay, size, query)
+        else:
+            if is_xa(query):
+                raise self._unexpected(relay)
+            self._add(trx, relay, size, query)  # DDL: a transaction of its own
+            self._complete(relay)
+
+    def _format_description(self, relay: RelayEvent) -> None:
+        fde = self._decode(relay)
+        if not isinstance(fde, FormatDescription):
+            raise self._unexpected(relay)
+        self._fde, self._checksum = fde, fde.checksums
+        own = fde.header.flags & _RELAY_LOG_FLAG or fde.header.server_id == self._own_server_id
+        if not own:
+            if self._active is not None and fde.create_timestamp:
+                self._cut(by_stop=False)  # the source restarted: its open transaction is lost
+            if fde.header.log_pos:
+                self._clock_reset = True
+
+    def _read_preamble(self, file: str, offset: int) -> None:
+        """Starting inside ``file``: take the Format_description events of its header."""
+        with RelayLogReader(self._relay_log, (file, len(MAGIC))) as header:
+            while (relay := header.poll()) is not None and relay.start < offset:
+                kind = KINDS[relay.data[4]]
+                if kind == kinds.FDE:
+                    fde = self._decode(relay)
+                    if isinstance(fde, FormatDescription):
+                        self._fde, self._checksum = fde, fde.checksums
+                elif kind != kinds.CONTROL:
+                    return
+
+    def _decode(self, relay: RelayEvent) -> Event:
+        try:
+            return self._decoder.decode(relay.data)
+        except BinlogError as exc:
+            raise exc.at(relay.file, relay.start) from exc
+
+    def _unexpected(self, relay: RelayEvent) -> BinlogError:
+        name = type_name(relay.data[4])
+        return BinlogError(f"{UNEXPECTED_EVENT}: {name}", file=relay.file, position=relay.start)
+
+    # -- the active transaction ------------------------------------------------------------------
+
+    def _open(self, relay: RelayEvent, gtid: Gtid) -> FetchableTransaction:
+        skip = self._skip is not None and not gtid.anonymous and self._skip(gtid)
+        self._holds.hold(relay.file)
+        trx = FetchableTransaction(
+            gtid,
+            RelayCoordinate(relay.file, relay.start),
+            self._context,
+            skip=skip,
+            clock_reset=self._clock_reset,
+            gtid_size=len(relay.data),
+        )
+        self._clock_reset = False
+        self._active, self._in_body, self._file = trx, False, relay.file
+        return trx
+
+    def _extend(self, trx: FetchableTransaction, file: str) -> None:
+        trx.extend(file)
+        self._file = file
+
+    def _add(self, trx: FetchableTransaction, relay: RelayEvent, memory: int,
+             decoded: Event | None) -> None:  # fmt: skip
+        if relay.file is not self._file and relay.file != self._file:
+            self._extend(trx, relay.file)
+        if trx.skip:
+            return
+        self._pending.append((relay, memory, self._fde, decoded))
+        self._pending_memory += memory
+        self._pending_size += len(relay.data)
+
+    def _flush(self, end: RelayCoordinate | None) -> None:
+        """Publish the pending events (and complete the transaction at ``end``), once their
+        memory is acquired; a stop request while waiting for it truncates the transaction."""
+        trx = self._active
+        if trx is None or (not self._pending and end is None):
+            return
+        items, memory, size = self._pending, self._pending_memory, self._pending_size
+        self._pending, self._pending_memory, self._pending_size = [], 0, 0
+        if trx.abandoned:  # nobody takes these events (their consumer gave up)
+            items, memory = [], 0
+        elif memory and not self._monitor.acquire(self._resource, memory, abort=self._stop.is_set):
+            self._cut(by_stop=True)
+            return
+        if not trx.publish(items, memory, size, end) and memory:
+            self._monitor.release(self._resource, memory)
+
+    def _complete(self, relay: RelayEvent) -> None:
+        self._flush(RelayCoordinate(relay.file, relay.end))
+        self._active = None
+
+    def _cut(self, *, by_stop: bool) -> None:
+        trx, self._active = self._active, None
+        self._pending, self._pending_memory, self._pending_size = [], 0, 0
+        if trx is not None:
+            trx.truncate(by_stop=by_stop)
+
+    def _file_read(self, name: str) -> None:
+        """The reader moved past ``name``: every transaction in it is handed out (PURGE.2)."""
+        purge = self._relay_log.mark_applied(name)
+        self._holds.leave(name)  # purges when the file becomes a candidate this way
+        if purge:
+            purge_quietly(self._relay_log)

@@ -1,0 +1,121 @@
+"""A channel's Change Stream Applier run against the in-memory engine, as START REPLICA runs it:
+relay logs in the channel's directory, a ThreadContext, the CsaApplier component."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_replica.applier_core.binlog.generator.simulate import (
+    GeneratedTransaction,
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.applier_core.binlog.relaylog import relay_log_directory
+from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
+from spark_replica.applier_core.channels.config import (
+    ApplierSettings,
+    ApplierVersion,
+    ChannelConfig,
+    Until,
+)
+from spark_replica.applier_core.channels.relay_logs import RelayLogs
+from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.csa.applier import CsaApplier
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.applier_core.storage import InMemoryEngine, TableRef
+
+CHANNEL = "c1"
+WAIT = 60.0
+
+
+def copy_into_relay_log(files: list[Path], data_dir: Path, channel: str = CHANNEL) -> None:
+    """Copy binlog files into the channel's relay log directory and list them in its index
+    (the DBA's way of applying binary logs)."""
+    directory = relay_log_directory(data_dir, channel)
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.copy(path, directory / path.name)
+    base = "relay-bin-" + channel if channel else "relay-bin"
+    (directory / f"{base}.index").write_text("".join(f"{p.name}\n" for p in files))
+
+
+def generate(spec: WorkloadSpec, directory: Path) -> tuple[list[GeneratedTransaction],
+                                                          dict[str, list[tuple[object, ...]]],
+                                                          list[Path]]:  # fmt: skip
+    transactions, content = simulate(spec)
+    files = write_binlogs(transactions, directory, server_uuid=spec.server_uuid)
+    return transactions, content, files
+
+
+@dataclass
+class Replica:
+    """One channel's applier on an in-memory engine."""
+
+    data_dir: Path
+    workers: int = 4
+    commit_order: bool = True
+    engine: InMemoryEngine = field(default_factory=InMemoryEngine)
+    settings: SystemVariables = field(default_factory=lambda: SystemVariables({}))
+    status: StatusBoard = field(default_factory=StatusBoard)
+    exits: list[ErrorInfo | None] = field(default_factory=list)
+    exited: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.settings.set_internal("replica_preserve_commit_order", int(self.commit_order))
+        self.executed = ExecutedGtids(settings=self.settings)
+        self.relay_logs = RelayLogs(self.data_dir)
+        self.applier = CsaApplier(self.engine)
+        self.handle: RunningThreads | None = None
+
+    def config(self) -> ChannelConfig:
+        applier = ApplierSettings(
+            applier_version=ApplierVersion.CSA, applier_worker_count=self.workers
+        )
+        return ChannelConfig(name=CHANNEL, applier=applier)
+
+    def start(self, until: Until | None = None) -> None:
+        context = ThreadContext(
+            config=self.config(),
+            status=self.status,
+            settings=self.settings,
+            data_dir=str(self.data_dir),
+            exited=self._on_exit,
+            executed=self.executed,
+            relay_logs=self.relay_logs,
+            until=until,
+        )
+        self.exited.clear()
+        self.handle = self.applier.start_applier(context)
+
+    def _on_exit(self, error: ErrorInfo | None) -> None:
+        self.exits.append(error)
+        self.exited.set()
+
+    def wait_for(self, gtids: str) -> bool:
+        return self.executed.wait_for(GtidSet.parse(gtids), WAIT)
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.stop()
+            self.handle = None
+
+    def close(self) -> None:
+        self.stop()
+        self.relay_logs.close_all()
+
+    def content(self) -> dict[str, list[tuple[object, ...]]]:
+        """Every table's committed rows, sorted by key, by ``db.table``."""
+        result = {}
+        for table in self.engine.tables():
+            rows = self.engine.rows(table)
+            result[f"{table.schema}.{table.table}"] = sorted(rows, key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+        return result
+
+    def rows(self, schema: str, table: str) -> list[tuple[object, ...]]:
+        return sorted(self.engine.rows(TableRef(schema, table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
