@@ -60,6 +60,7 @@ class Replica:
     data_dir: Path
     workers: int = 4
     commit_order: bool = True
+    channel: str = CHANNEL
     engine: InMemoryEngine = field(default_factory=InMemoryEngine)
     settings: SystemVariables = field(default_factory=lambda: SystemVariables({}))
     status: StatusBoard = field(default_factory=StatusBoard)
@@ -73,11 +74,19 @@ class Replica:
         self.applier = CsaApplier(self.engine)
         self.handle: RunningThreads | None = None
 
+    def sibling(self, channel: str) -> Replica:
+        """Another channel of the same server: same engine, applier, executed set, data dir."""
+        other = Replica(self.data_dir, self.workers, self.commit_order, channel, self.engine,
+                        self.settings)  # fmt: skip
+        other.executed, other.relay_logs, other.applier = (
+            self.executed, self.relay_logs, self.applier)  # fmt: skip
+        return other
+
     def config(self) -> ChannelConfig:
         applier = ApplierSettings(
             applier_version=ApplierVersion.CSA, applier_worker_count=self.workers
         )
-        return ChannelConfig(name=CHANNEL, applier=applier)
+        return ChannelConfig(name=self.channel, applier=applier)
 
     def start(self, until: Until | None = None) -> None:
         context = ThreadContext(

@@ -28,7 +28,7 @@ from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa.conflicts import ConflictManager, ConflictRouter
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
-from spark_replica.applier_core.csa.job import Job, JobEnvironment, JobFailed
+from spark_replica.applier_core.csa.job import EVENT_WAIT, Job, JobEnvironment, JobFailed
 from spark_replica.applier_core.csa.provider import SyncTransactionProvider
 from spark_replica.applier_core.csa.resources import (
     EVENT_MEMORY,
@@ -79,9 +79,20 @@ class _Skip:
 
     def run(self, phase: int, step: Step) -> None:
         if step is Step.REST or not self.commit_order:
+            self._wait_for_end()
             self.trx.finish(success=True)
             if self.gate is not None:
                 self.gate.finished(self.task_id)
+
+    def _wait_for_end(self) -> None:
+        """A skipped transaction publishes no event; it may be released once the provider
+        has read past its end (or cut it off)."""
+        while True:
+            try:
+                if self.trx.next_event(EVENT_WAIT) is None:
+                    return
+            except TimeoutError:
+                continue
 
 
 @dataclass(slots=True)
@@ -222,12 +233,24 @@ class CsaChannel:
                 return
             self._dispatch(trx)
             if self._until is not None and self._until.saw(trx.gtid):
-                self.scheduler.wait_idle()
+                self._read_until_idle()
                 return
             since_publish += 1
             if since_publish >= 256:
                 since_publish = 0
                 self._publish()
+
+    def _read_until_idle(self) -> None:
+        """UNTIL SQL_AFTER_GTIDS is reached: keep reading (the synchronous provider publishes
+        the last transactions' events as it reads) until they are applied; nothing after
+        them is."""
+        while not self.scheduler.wait_idle(0):
+            failure = self.scheduler.error
+            if failure is not None:
+                raise self._job_error(failure)
+            trx = self.provider.next(NEXT_WAIT)
+            if trx is not None:
+                trx.finish(success=False)
 
     def _dispatch(self, trx: FetchableTransaction) -> None:
         task_id = self._next_task

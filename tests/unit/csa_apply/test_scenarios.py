@@ -1,0 +1,161 @@
+"""Requirements §11 scenarios through a running Change Stream Applier (in-memory engine)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from spark_replica.applier_core.channels.config import Until, UntilKind
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage import RowChange, TransactionRef
+from tests.unit.csa_apply.harness import WAIT, Replica, copy_into_relay_log, generate
+
+SPEC = WorkloadSpec(tables=2, rows_per_table=20, transactions=200, seed=3)
+
+
+def _replica(tmp_path: Path, spec: WorkloadSpec = SPEC, **kw: object) -> tuple[Replica, int]:
+    transactions, _, files = generate(spec, tmp_path / "source")
+    copy_into_relay_log(files, tmp_path / "data")
+    return Replica(tmp_path / "data", **kw), len(transactions)  # type: ignore[arg-type]
+
+
+def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
+    replica, count = _replica(tmp_path, workers=3)
+    try:
+        replica.start()
+        names = {t.name for t in threading.enumerate()}
+        assert {f"csa-c1-worker-{n}" for n in range(3)} <= names
+        assert {"csa-c1-scheduler", "csa-c1-csa", "csa-c1-conflicts"} <= names
+        assert replica.wait_for(f"{SPEC.server_uuid}:1-{count}")
+        rows = replica.status.snapshot().workers
+        assert [w.worker_id for w in rows] == [1, 2, 3] and all(w.thread_id for w in rows)
+        replica.stop()
+        rows = replica.status.snapshot().workers
+        assert [w.thread_id for w in rows] == [None, None, None]  # rows kept after STOP
+        assert sum(w.metrics["transactions_committed"] for w in rows) == count
+        assert {w.last_applied.gtid for w in rows} <= {f"{SPEC.server_uuid}:{n}"
+                                                      for n in range(1, count + 1)}  # fmt: skip
+    finally:
+        replica.close()
+
+
+@pytest.mark.parametrize("commit_order", [True, False], ids=["rpco", "no-rpco"])
+def test_t36_stop_under_load_a_hundred_times_loses_nothing(
+    tmp_path: Path, commit_order: bool
+) -> None:
+    spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=1500, conflict_share=0.2,
+                        seed=9)  # fmt: skip
+    transactions, content, files = generate(spec, tmp_path / "source")
+    copy_into_relay_log(files, tmp_path / "data")
+    replica = Replica(tmp_path / "data", workers=4, commit_order=commit_order)
+    try:
+        uuid, count = spec.server_uuid, len(transactions)
+        for _ in range(100):
+            executed = replica.executed.snapshot()
+            missing = next((n for n in range(1, count + 1) if not executed.contains(uuid, "", n)),
+                           None)  # fmt: skip
+            replica.start()
+            if missing is not None:  # stop once the first missing transaction is in
+                assert replica.wait_for(f"{uuid}:{missing}")
+            replica.stop()
+            assert replica.exits == []
+        replica.start()
+        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
+        replica.stop()
+        assert replica.exits == []
+        assert replica.content() == content
+    finally:
+        replica.close()
+
+
+def test_t37_until_sql_after_gtids_stops_after_them(tmp_path: Path) -> None:
+    replica, _ = _replica(tmp_path, workers=4)
+    try:
+        replica.start(Until(UntilKind.SQL_AFTER_GTIDS, gtids=f"{SPEC.server_uuid}:1-10"))
+        assert replica.exited.wait(WAIT)
+        assert replica.exits == [None]
+        replica.stop()
+        assert replica.executed.snapshot() == GtidSet.parse(f"{SPEC.server_uuid}:1-10")
+    finally:
+        replica.close()
+
+
+def test_t38_until_sql_before_gtids_stops_before_them(tmp_path: Path) -> None:
+    replica, _ = _replica(tmp_path, workers=4)
+    try:
+        replica.start(Until(UntilKind.SQL_BEFORE_GTIDS, gtids=f"{SPEC.server_uuid}:5"))
+        assert replica.exited.wait(WAIT)
+        replica.stop()
+        assert replica.exits == [None]
+        assert replica.executed.snapshot() == GtidSet.parse(f"{SPEC.server_uuid}:1-4")
+    finally:
+        replica.close()
+
+
+def _occupy(replica: Replica, schema: str, table: str, row: tuple[object, ...]) -> None:
+    """Commit ``row`` on the replica behind the applier's back (a conflicting local write)."""
+    session = replica.engine.session("local")
+    session.begin(TransactionRef("local:1", -1))
+
+    class Map:
+        def __init__(self) -> None:
+            self.schema, self.table = schema, table
+
+    session.apply_rows(Map(), [RowChange.insert(row)])
+    session.prepare()
+    session.commit()
+
+
+def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
+    first = WorkloadSpec(tables=1, rows_per_table=5, transactions=50, database="one", seed=1)
+    second = WorkloadSpec(tables=1, rows_per_table=5, transactions=300, database="two", seed=2,
+                          server_uuid="4e11fa47-71ca-11e1-9e33-c80aa9429562")  # fmt: skip
+    first_transactions, _, files_one = generate(first, tmp_path / "one")
+    second_transactions, second_content, files_two = generate(second, tmp_path / "two")
+    data = tmp_path / "data"
+    copy_into_relay_log(files_one, data, "c1")
+    copy_into_relay_log(files_two, data, "c2")
+    c1 = Replica(data, workers=2, channel="c1")
+    c2 = c1.sibling("c2")
+    try:
+        c1.start()
+        assert c1.wait_for(f"{first.server_uuid}:1-3")  # database and table created, loaded
+        c1.stop()
+        # A row the source inserts later is there already: c1 fails with 1062 when it gets
+        # there.
+        executed = c1.executed.snapshot()
+        later = next(
+            c
+            for t in first_transactions
+            if not executed.contains(first.server_uuid, "", t.gno)
+            for c in t.changes
+            if c.kind == "insert"
+        )
+        assert later.after is not None
+        _occupy(c1, "one", later.table.name, later.after)
+        c1.start()
+        c2.start()
+        assert c1.exited.wait(WAIT)
+        assert c2.wait_for(f"{second.server_uuid}:1-{len(second_transactions)}")
+        c2.stop()
+        c1.stop()
+        error = c1.exits[0]
+        assert error is not None and error.number == 1062
+        assert error.message.startswith("Replica SQL for channel 'c1': Worker ")
+        assert (
+            "failed executing transaction '3e11fa47-71ca-11e1-9e33-c80aa9429562:" in error.message
+        )
+        assert "Could not execute Write_rows event on table one.sbtest1; Duplicate entry" in (
+            error.message)  # fmt: skip
+        assert "Error_code: 1062; handler error HA_ERR_FOUND_DUPP_KEY" in error.message
+        assert c1.status.snapshot().sql_error.number == 1062
+        failed = [w for w in c1.status.snapshot().workers if w.last_error.number]
+        assert len(failed) == 1 and failed[0].last_error.message.startswith("Worker ")
+        assert c2.exits == []
+        assert {k: v for k, v in c2.content().items() if k.startswith("two.")} == second_content
+    finally:
+        c2.stop()
+        c1.close()
