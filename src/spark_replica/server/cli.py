@@ -15,6 +15,7 @@ import sys
 from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
+from spark_replica.server.components import default_components
 from spark_replica.server.config import ConfigError, load_config
 
 
@@ -30,7 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
-    server = ReplicaServer(config)
+    server = ReplicaServer(config, default_components())
 
     async def run() -> None:
         await server.start()

@@ -1,0 +1,137 @@
+"""START REPLICA on a CSA channel applies the binary logs in its relay log directory, through
+the wire: status tables, executed GTIDs, errors (issue: CSA wiring; T35, T41 via SQL)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage import InMemoryEngine, RowChange, TransactionRef
+from spark_replica.server.components import default_components
+from tests.helpers.server import connect, running_server
+from tests.unit.csa_apply.harness import copy_into_relay_log, generate
+
+CSA_CHANNEL = (
+    "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1, "
+    "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=3 "
+    "FOR CHANNEL 'c1'"
+)
+SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=120, seed=5)
+WAIT = 60.0
+
+
+@pytest.fixture
+def engine() -> InMemoryEngine:
+    return InMemoryEngine()
+
+
+@pytest.fixture
+def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
+    with running_server(tmp_path / "data", default_components(engine)) as server:
+        yield server.port
+
+
+def _executed(cursor: Any) -> GtidSet:
+    cursor.execute("SELECT @@global.gtid_executed")
+    return GtidSet.parse(cursor.fetchone()[0])
+
+
+def _wait_until(predicate: Any) -> bool:
+    """Poll a status query until ``predicate()`` holds (what a DBA does in the CLI)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _status(cursor: Any) -> dict[str, Any]:
+    cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
+    names = [d[0] for d in cursor.description]
+    return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def test_start_replica_applies_the_relay_log(
+    tmp_path: Path, port: int, engine: InMemoryEngine
+) -> None:
+    transactions, content, files = generate(SPEC, tmp_path / "source")
+    copy_into_relay_log(files, tmp_path / "data")
+    everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(CSA_CHANNEL)
+        cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        assert _wait_until(lambda: everything.is_subset(_executed(cursor)))
+        status = _status(cursor)
+        assert status["Replica_SQL_Running"] == "Yes"
+        assert GtidSet.parse(status["Executed_Gtid_Set"]) == everything
+        cursor.execute(
+            "SELECT WORKER_ID, THREAD_ID IS NOT NULL FROM "
+            "performance_schema.replication_applier_status_by_worker "
+            "WHERE CHANNEL_NAME = 'c1' ORDER BY WORKER_ID"
+        )
+        assert list(cursor.fetchall()) == [(1, 1), (2, 1), (3, 1)]
+        assert _wait_until(lambda: _committed(cursor) == len(transactions))
+        cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        assert _status(cursor)["Replica_SQL_Running"] == "No"
+    rows = {f"{t.schema}.{t.table}": sorted(engine.rows(t), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+            for t in engine.tables()}  # fmt: skip
+    assert rows == content
+
+
+def _committed(cursor: Any) -> int:
+    cursor.execute(
+        "SELECT TRANSACTIONS_COMMITTED FROM performance_schema.replication_applier_metrics "
+        "WHERE CHANNEL_NAME = 'c1'"
+    )
+    return int(cursor.fetchone()[0])
+
+
+def test_an_apply_error_stops_the_sql_thread_with_mysqls_texts(
+    tmp_path: Path, port: int, engine: InMemoryEngine
+) -> None:
+    transactions, _, files = generate(SPEC, tmp_path / "source")
+    copy_into_relay_log(files, tmp_path / "data")
+    insert = next(c for t in transactions[20:] for c in t.changes if c.kind == "insert")
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(CSA_CHANNEL)
+        cursor.execute(
+            f"START REPLICA SQL_THREAD UNTIL SQL_AFTER_GTIDS='{SPEC.server_uuid}:1-6' "
+            "FOR CHANNEL 'c1'"
+        )
+        assert _wait_until(lambda: _status(cursor)["Replica_SQL_Running"] == "No")
+        assert _status(cursor)["Last_SQL_Errno"] == 0
+        _insert_locally(engine, insert.table.schema, insert.table.name, insert.after)
+        cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        assert _wait_until(lambda: _status(cursor)["Replica_SQL_Running"] == "No")
+        status = _status(cursor)
+        assert status["Last_SQL_Errno"] == 1062
+        assert status["Last_SQL_Error"].startswith("Replica SQL for channel 'c1': Worker ")
+        assert "Error_code: 1062; handler error HA_ERR_FOUND_DUPP_KEY" in status["Last_SQL_Error"]
+        cursor.execute(
+            "SELECT LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE FROM "
+            "performance_schema.replication_applier_status_by_worker "
+            "WHERE CHANNEL_NAME = 'c1' AND LAST_ERROR_NUMBER <> 0"
+        )
+        failed = cursor.fetchall()
+        assert len(failed) == 1 and failed[0][0] == 1062
+        assert failed[0][1].startswith("Worker ")
+
+
+def _insert_locally(engine: InMemoryEngine, schema: str, table: str, row: Any) -> None:
+    session = engine.session("local")
+    session.begin(TransactionRef("local:1", -1))
+
+    class Map:
+        def __init__(self) -> None:
+            self.schema, self.table = schema, table
+
+    session.apply_rows(Map(), [RowChange.insert(row)])
+    session.prepare()
+    session.commit()
