@@ -53,17 +53,21 @@ def keys_of(trx: GeneratedTransaction) -> set[Key]:
 
 
 def check_dependencies(transactions: list[GeneratedTransaction]) -> None:
-    """A transaction's last_committed covers every earlier transaction it conflicts with."""
+    """A transaction's last_committed covers every earlier transaction it conflicts with, and
+    the last DDL before it."""
     by_file: dict[int, list[GeneratedTransaction]] = defaultdict(list)
     for trx in transactions:
         by_file[trx.file_index].append(trx)
     for trxs in by_file.values():
         assert [t.sequence_number for t in trxs] == list(range(1, len(trxs) + 1))
         writer: dict[Key, int] = {}
+        barrier = 0  # the last DDL: everything after it depends on it
         for trx in trxs:
             assert 0 <= trx.last_committed < trx.sequence_number
+            assert trx.last_committed >= barrier, (trx.gno, "depends on the DDL before it")
             if trx.ddl:
                 assert trx.last_committed == trx.sequence_number - 1
+                barrier = trx.sequence_number
             for key in keys_of(trx):
                 if key in writer:
                     assert trx.last_committed >= writer[key], (trx.gno, key)

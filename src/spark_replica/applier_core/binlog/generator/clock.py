@@ -52,8 +52,9 @@ class WritesetClock:
         """``last_committed`` of the transaction that commits as ``sequence_number``."""
         keys = list(keys)
         if ddl or not keys:
-            # DDL, and transactions without keys, depend on everything before them.
-            self._floor = sequence_number - 1
+            # DDL, and transactions without keys, depend on everything before them, and
+            # everything after them depends on them.
+            self._floor = sequence_number
             self._history.clear()
             return sequence_number - 1
         if len(self._history) + len(keys) > self._history_size:

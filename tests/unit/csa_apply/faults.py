@@ -1,0 +1,86 @@
+"""An in-memory engine that records the order of commits and fails on demand: for the
+scenarios on commit order, retries and failures (T56, T57, T66–T68)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage import (
+    EngineError,
+    InMemoryEngine,
+    InMemorySession,
+    RowChange,
+    TableMap,
+    TransactionRef,
+)
+from spark_replica.applier_core.storage.interface import HandlerError
+
+
+class Faults:
+    """What to fail: ``apply[gno]`` / ``commit[gno]`` = how many times, with which error."""
+
+    def __init__(self) -> None:
+        self.apply: dict[int, list[EngineError]] = {}
+        self.commit: dict[int, list[EngineError]] = {}
+        #: Commits that take a little longer: whatever orders commits must not depend on
+        #: how long each takes.
+        self.slow_commits: frozenset[int] = frozenset()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def timeout() -> EngineError:
+        return EngineError.of(
+            ErrorCode.LOCK_WAIT_TIMEOUT, handler_error=HandlerError.LOCK_WAIT_TIMEOUT
+        )
+
+    def take(self, table: dict[int, list[EngineError]], gno: int) -> EngineError | None:
+        with self.lock:
+            errors = table.get(gno)
+            return errors.pop() if errors else None
+
+
+class RecordingEngine(InMemoryEngine):
+    """Commits are recorded in ``commits`` (GTID numbers, in commit order)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.faults = Faults()
+        self.commits: list[int] = []
+        self.commits_lock = threading.Lock()
+
+    def session(self, name: str) -> InMemorySession:
+        return RecordingSession(self, name)
+
+
+def _gno(trx: TransactionRef | None) -> int:
+    assert trx is not None
+    return int(trx.gtid.rsplit(":", 1)[1]) if ":" in trx.gtid else -1
+
+
+class RecordingSession(InMemorySession):
+    def __init__(self, engine: RecordingEngine, name: str) -> None:
+        super().__init__(engine, name)
+        self._recording = engine
+
+    def apply_rows(self, table_map: TableMap, changes: Sequence[RowChange]) -> None:
+        error = self._recording.faults.take(self._recording.faults.apply, _gno(self.transaction))
+        if error is not None:
+            raise error
+        super().apply_rows(table_map, changes)
+
+    def commit(self, *, durable: bool = True) -> None:
+        gno = _gno(self.transaction)
+        error = self._recording.faults.take(self._recording.faults.commit, gno)
+        if error is not None:
+            raise error
+        if gno in self._recording.faults.slow_commits:
+            time.sleep(0.002)
+        with self._recording.commits_lock:
+            super().commit(durable=False)
+            self._recording.commits.append(gno)
+        if durable:
+            self.wait_durable()
