@@ -159,3 +159,25 @@ def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
     finally:
         c2.stop()
         c1.close()
+
+
+def test_t42_a_corrupt_relay_log_stops_the_channel_with_13121(tmp_path: Path) -> None:
+    transactions, _, files = generate(SPEC, tmp_path / "source")
+    data = bytearray(files[0].read_bytes())
+    data[len(data) // 2] ^= 0xFF  # an event in the middle no longer matches its checksum
+    files[0].write_bytes(bytes(data))
+    copy_into_relay_log(files, tmp_path / "data")
+    replica = Replica(tmp_path / "data", workers=2)
+    try:
+        replica.start()
+        assert replica.exited.wait(WAIT)
+        replica.stop()
+        error = replica.exits[0]
+        assert error is not None and error.number == 13121
+        assert error.message.startswith("Replica SQL for channel 'c1': Relay log read failure:")
+        executed = replica.executed.snapshot()
+        assert 0 < len(list(executed.intervals())) and not executed.contains(
+            SPEC.server_uuid, "", len(transactions)
+        )
+    finally:
+        replica.close()

@@ -69,13 +69,24 @@ class JobState(enum.Enum):
 class JobFailed(Exception):
     """A job failed for good: the channel stops with ``code`` and these texts."""
 
-    def __init__(self, code: int, worker_message: str, detail: str, gtid: str, worker: int) -> None:
+    def __init__(
+        self,
+        code: int,
+        worker_message: str,
+        detail: str,
+        gtid: str,
+        worker: int,
+        *,
+        channel_message: str | None = None,
+    ) -> None:
         super().__init__(worker_message)
         self.code = code
         self.worker_message = worker_message
         self.detail = detail
         self.gtid = gtid
         self.worker = worker
+        self.channel_message = channel_message
+        """The channel's Last_SQL_Error when it is not the worker's text with the prefix."""
 
 
 class Workers(Protocol):
@@ -253,11 +264,14 @@ class Job:
     def _ended_early(self) -> bool:
         """The transaction has no more events and no end: truncated, or unreadable."""
         self._rollback()
-        if self.trx.state is TransactionState.FAILED:
+        if self.trx.state is TransactionState.FAILED:  # the relay log cannot be read (ERR.10)
             error = self.trx.error
             assert error is not None
-            prefix = channel_error(self.env.channel, "")
-            raise ApplyError(error.code, error.message.removeprefix(prefix))
+            detail = error.message.removeprefix(channel_error(self.env.channel, ""))
+            if self.env.gate is not None:
+                self.env.gate.fail(error)
+            raise JobFailed(error.code, detail, detail, self.trx.gtid_text,
+                            self.env.workers.current(), channel_message=error.message)  # fmt: skip
         with self._lock:
             self._state = JobState.TRUNCATED
         return False

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 
 from spark_replica.applier_core.apply.errors import channel_error
@@ -29,6 +30,7 @@ from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa.conflicts import ConflictManager, ConflictRouter
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.job import EVENT_WAIT, Job, JobEnvironment, JobFailed
+from spark_replica.applier_core.csa.monitor import ChannelMonitor
 from spark_replica.applier_core.csa.provider import SyncTransactionProvider
 from spark_replica.applier_core.csa.resources import (
     EVENT_MEMORY,
@@ -136,17 +138,17 @@ class CsaChannel:
         self._in_flight_lock = threading.Lock()
         self._until = _until(context.until)
         label = _label(self.name)
-        self.monitor = ResourceMonitor(self.name)
+        self.memory = ResourceMonitor(self.name)
         limit = effective_event_memory_limit(
             config.applier.applier_event_memory_limit,
             settings.get_int("replica_max_allowed_packet"),
         )
-        self.monitor.register(EVENT_MEMORY, limit)
+        self.memory.register(EVENT_MEMORY, limit)
         self.relay_log = context.relay_logs.get(self.name)
         self.provider = SyncTransactionProvider(
             self.relay_log,
             channel=self.name,
-            monitor=self.monitor,
+            monitor=self.memory,
             skip=self._executed,
             own_server_id=settings.get_int("server_id"),
         )
@@ -177,6 +179,7 @@ class CsaChannel:
             gate=CommitOrderGate(),
             spare=lambda: self.pool.add_spare(self.max_tasks),
         )
+        self.channel_monitor = ChannelMonitor(allowed=self.max_tasks)
         self._next_task = 0
         self._thread = threading.Thread(target=self._run, name=f"{label}-csa")
 
@@ -226,6 +229,7 @@ class CsaChannel:
                 if self.provider.error is not None:
                     raise self.provider.error
                 self._publish()
+                self._watch()
                 continue
             if self._until is not None and self._until.stops_before(trx.gtid):
                 trx.finish(success=False)
@@ -295,6 +299,17 @@ class CsaChannel:
             current = self._in_flight.get(gtid.gtid_text)
         return current is not None and current.state is not TransactionState.TRUNCATED
 
+    def _watch(self) -> None:
+        """The channel monitor's turn: unblock the scheduler when the channel is stalled."""
+        statistics = self.scheduler.statistics()
+        committed = self.statistics.totals()["transactions_committed"]
+        progress = (committed, self.scheduler.clock.now(), statistics.in_flight,
+                    statistics.releases)  # fmt: skip
+        if self.channel_monitor.check(time.monotonic(), progress, statistics.in_flight > 0):
+            logger.warning("channel %r stalled; unblocking its scheduler", self.name)
+            self.statistics.channel["unblock_requests"] += 1
+            self.scheduler.unblock()
+
     def _finished(self, job: Job) -> None:
         """A job released its transaction: it no longer stands for its GTID."""
         self.router.unregister(job)
@@ -310,7 +325,8 @@ class CsaChannel:
     def _job_error(self, failure: BaseException) -> ReplicaError:
         if isinstance(failure, JobFailed):
             self.board.failed(failure.worker, failure.code, failure.worker_message)
-            return ReplicaError(failure.code, channel_error(self.name, failure.worker_message))
+            message = failure.channel_message or channel_error(self.name, failure.worker_message)
+            return ReplicaError(failure.code, message)
         if isinstance(failure, ReplicaError):
             return failure
         logger.error("a Change Stream Applier task failed", exc_info=failure)
