@@ -181,3 +181,22 @@ def test_t42_a_corrupt_relay_log_stops_the_channel_with_13121(tmp_path: Path) ->
         )
     finally:
         replica.close()
+
+
+def test_t74_applied_relay_log_files_are_purged(tmp_path: Path) -> None:
+    spec = WorkloadSpec(tables=2, rows_per_table=10, transactions=200, rotate_every=50, seed=8)
+    transactions, content, files = generate(spec, tmp_path / "source")
+    assert len(files) >= 4
+    copy_into_relay_log(files, tmp_path / "data")
+    replica = Replica(tmp_path / "data", workers=4)
+    try:
+        replica.start()
+        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
+        replica.stop()
+        relay = tmp_path / "data" / "relay" / "c1"
+        left = sorted(p.name for p in relay.iterdir() if p.name.startswith("binlog."))
+        assert left == [files[-1].name]  # every applied file but the last (active) one
+        assert (relay / "relay-bin-c1.index").read_text().split() == [files[-1].name]
+        assert replica.content() == content
+    finally:
+        replica.close()

@@ -145,6 +145,8 @@ class CsaChannel:
         )
         self.memory.register(EVENT_MEMORY, limit)
         self.relay_log = context.relay_logs.get(self.name)
+        # Files a stopped or failed run left unapplied are applied by this one.
+        self.relay_log.tracker.reset_failures()
         self.provider = SyncTransactionProvider(
             self.relay_log,
             channel=self.name,
