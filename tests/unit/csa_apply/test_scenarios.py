@@ -36,6 +36,10 @@ def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
         rows = replica.status.snapshot().workers
         assert [w.thread_id for w in rows] == [None, None, None]  # rows kept after STOP
         assert sum(w.metrics["transactions_committed"] for w in rows) == count
+        metrics = replica.status.snapshot().metrics
+        assert metrics["transactions_committed"] == count
+        assert metrics["events_applied"] > 3 * count and metrics["time_applying_ns"] > 0
+        assert metrics["dependency_window_width"] >= 1 and metrics["transactions_ongoing"] == 0
         assert {w.last_applied.gtid for w in rows} <= {f"{SPEC.server_uuid}:{n}"
                                                       for n in range(1, count + 1)}  # fmt: skip
     finally:

@@ -320,7 +320,10 @@ class CsaChannel:
                 del self._in_flight[job.trx.gtid_text]
 
     def _publish(self) -> None:
-        self.statistics.channel["transactions_ongoing"] = self.sessions.in_use
+        channel = self.statistics.channel
+        channel["transactions_ongoing"] = self.sessions.in_use
+        channel["dependency_window_width"] = round(self.scheduler.statistics().mean_ready)
+        channel["waits_for_memory"] = self.memory.stats(EVENT_MEMORY).waits
         self.statistics.publish(self.context.status)
         self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
 

@@ -21,11 +21,13 @@ WORKER_COUNTERS = (
     "time_applying_ns",
     "time_waiting_ns",
 )
-#: Counters the service keeps for the whole channel.
+#: Counters the service keeps for the whole channel (waits for memory are the provider's:
+#: it is the one that waits).
 CHANNEL_COUNTERS = (
     "transactions_ongoing",
     "dependency_window_width",
     "unblock_requests",
+    "waits_for_memory",
 )
 
 
