@@ -217,6 +217,10 @@ class Job:
                     if self._wait_for_head():
                         self._retry(worker, error)
                         continue
+                if self.env.commit_order and not waited_for_head:
+                    # Fail at the head: every earlier transaction commits first, so the
+                    # channel stops right before this one (WL#7846 FR8).
+                    self._wait_for_head()
                 raise self._failure(worker, error) from error
             finally:
                 counters = self.env.statistics.workers[worker - 1]
