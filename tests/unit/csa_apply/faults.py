@@ -29,6 +29,15 @@ class Faults:
         #: Commits that take a little longer: whatever orders commits must not depend on
         #: how long each takes.
         self.slow_commits: frozenset[int] = frozenset()
+        #: ``gno -> event``: the transaction's first row change waits for the event.
+        self.hold_apply: dict[int, threading.Event] = {}
+        #: ``(gno, n) -> event``: the n-th rows event (from 1) of the transaction's first
+        #: attempt waits for the event / sets it once applied.
+        self.hold_nth: dict[tuple[int, int], threading.Event] = {}
+        self.applied_nth: dict[tuple[int, int], threading.Event] = {}
+        self._calls: dict[int, int] = {}
+        #: ``gno -> event``: set once the transaction has prepared.
+        self.prepared: dict[int, threading.Event] = {}
         self.lock = threading.Lock()
 
     @staticmethod
@@ -67,10 +76,28 @@ class RecordingSession(InMemorySession):
         self._recording = engine
 
     def apply_rows(self, table_map: TableMap, changes: Sequence[RowChange]) -> None:
-        error = self._recording.faults.take(self._recording.faults.apply, _gno(self.transaction))
+        faults = self._recording.faults
+        gno = _gno(self.transaction)
+        error = faults.take(faults.apply, gno)
         if error is not None:
             raise error
+        with faults.lock:
+            hold = faults.hold_apply.pop(gno, None)
+            number = faults._calls[gno] = faults._calls.get(gno, 0) + 1
+            nth = faults.hold_nth.pop((gno, number), None)
+            applied = faults.applied_nth.pop((gno, number), None)
+        for event in (hold, nth):
+            if event is not None:
+                assert event.wait(30), f"transaction {gno} held too long"
         super().apply_rows(table_map, changes)
+        if applied is not None:
+            applied.set()
+
+    def prepare(self) -> None:
+        super().prepare()
+        done = self._recording.faults.prepared.get(_gno(self.transaction))
+        if done is not None:
+            done.set()
 
     def commit(self, *, durable: bool = True) -> None:
         gno = _gno(self.transaction)

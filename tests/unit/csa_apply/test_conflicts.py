@@ -1,0 +1,129 @@
+"""The transaction conflict manager, deterministically (T65, T69): a later transaction that
+has prepared and waits for its commit turn holds a row lock an earlier one needs."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from spark_replica.applier_core.binlog.generator.simulate import (
+    GeneratedTransaction,
+    RowChange,
+    WorkloadSpec,
+    simulate_with_tables,
+)
+from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.applier_core.csa.service import CsaChannel
+from spark_replica.applier_core.storage import TransactionRef
+from tests.unit.csa_apply.faults import RecordingEngine
+from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
+
+SPEC = WorkloadSpec(tables=1, rows_per_table=10, transactions=0, seed=1)
+
+
+def _update(table: object, row: tuple[object, ...], column: int, value: object) -> RowChange:
+    after = tuple(value if i == column else v for i, v in enumerate(row))
+    return RowChange(table, "update", row, after)  # type: ignore[arg-type]
+
+
+def test_t69_a_prepared_later_transaction_is_rolled_back_and_applied_again(
+    tmp_path: Path,
+) -> None:
+    setup, content, tables = simulate_with_tables(SPEC)
+    table = tables["shop.sbtest1"]
+    rows = {row[0]: row for row in content["shop.sbtest1"]}
+    last = setup[-1]
+    # T1 changes rows 2 and 1; T2 (later, claiming no dependency on T1) changes row 1.
+    t1_row2 = _update(table, rows[2], 1, 1001)
+    t1_row1 = _update(table, rows[1], 1, 1002)
+    t2_row1 = _update(table, t1_row1.after, 1, 2003)  # type: ignore[arg-type]
+    base = {"commit_time_us": last.commit_time_us, "file_index": last.file_index}
+    t1 = GeneratedTransaction(
+        last.gno + 1,
+        last.sequence_number,
+        last.sequence_number + 1,
+        changes=(t1_row2, t1_row1),
+        **base,
+    )  # type: ignore[arg-type]
+    t2 = GeneratedTransaction(
+        last.gno + 2, last.sequence_number, last.sequence_number + 2, changes=(t2_row1,), **base
+    )  # type: ignore[arg-type]
+    files = write_binlogs([*setup, t1, t2], tmp_path / "source", server_uuid=SPEC.server_uuid)
+    copy_into_relay_log(files, tmp_path / "data")
+
+    engine = RecordingEngine()
+    t2_prepared = threading.Event()
+    engine.faults.hold_apply[t1.gno] = t2_prepared  # T1 starts only once T2 has prepared
+    engine.faults.prepared[t2.gno] = t2_prepared
+    replica = Replica(tmp_path / "data", workers=2, commit_order=True, engine=engine)
+    try:
+        replica.start()
+        assert replica.wait_for(f"{SPEC.server_uuid}:1-{t2.gno}")
+        handle = replica.handle
+        assert isinstance(handle, CsaChannel)
+        rollbacks = handle.conflicts.rollbacks
+        replica.stop()
+        assert replica.exits == []
+        assert rollbacks == 1  # T2 was rolled back by the conflict manager
+        assert engine.commits[-2:] == [t1.gno, t2.gno]  # and committed after T1
+        final = {row[0]: row for row in replica.rows("shop", "sbtest1")}
+        assert final[1] == t2_row1.after and final[2] == t1_row2.after
+    finally:
+        replica.close()
+
+
+def test_t65_a_later_transaction_still_applying_gives_its_lock_up(tmp_path: Path) -> None:
+    """T2 (later) holds row 1 and is still applying when T1 needs the row: T2's next lock
+    request fails with a deadlock, it rolls back and retries, and commits after T1."""
+    setup, content, tables = simulate_with_tables(SPEC)
+    table = tables["shop.sbtest1"]
+    rows = {row[0]: row for row in content["shop.sbtest1"]}
+    last = setup[-1]
+    base = {"commit_time_us": last.commit_time_us, "file_index": last.file_index}
+    t1_row1 = _update(table, rows[1], 1, 1002)
+    t2_row1 = _update(table, t1_row1.after, 1, 2003)  # type: ignore[arg-type]
+    t2_row3 = RowChange(table, "delete", rows[3], None)  # its own rows event
+    t1 = GeneratedTransaction(
+        last.gno + 1,
+        last.sequence_number,
+        last.sequence_number + 1,
+        changes=(_update(table, rows[2], 1, 1001), t1_row1),
+        **base,
+    )  # type: ignore[arg-type]
+    t2 = GeneratedTransaction(
+        last.gno + 2,
+        last.sequence_number,
+        last.sequence_number + 2,
+        changes=(t2_row1, t2_row3),
+        **base,
+    )  # type: ignore[arg-type]
+    files = write_binlogs([*setup, t1, t2], tmp_path / "source", server_uuid=SPEC.server_uuid)
+    copy_into_relay_log(files, tmp_path / "data")
+
+    engine = RecordingEngine()
+    replica = Replica(tmp_path / "data", workers=2, commit_order=True, engine=engine)
+    t2_has_row1, t1_waits = threading.Event(), threading.Event()
+    engine.faults.applied_nth[(t2.gno, 1)] = t2_has_row1
+    engine.faults.hold_apply[t1.gno] = t2_has_row1  # T1 starts once T2 holds row 1
+    engine.faults.hold_nth[(t2.gno, 2)] = t1_waits  # T2 goes on once T1 waits for it
+    router_hook = engine.locks.on_wait
+    assert router_hook is not None
+
+    def on_wait(waiter: TransactionRef, holder: TransactionRef) -> None:
+        router_hook(waiter, holder)
+        if waiter.gtid.endswith(f":{t1.gno}"):
+            t1_waits.set()
+
+    engine.locks.on_wait = on_wait
+    try:
+        replica.start()
+        assert replica.wait_for(f"{SPEC.server_uuid}:1-{t2.gno}")
+        replica.stop()
+        assert replica.exits == []
+        assert engine.commits[-2:] == [t1.gno, t2.gno]
+        assert replica.status.snapshot().count_transactions_retries == 1
+        assert engine.locks.stats().aborts == 1
+        final = {row[0]: row for row in replica.rows("shop", "sbtest1")}
+        assert final[1] == t2_row1.after and 3 not in final
+    finally:
+        replica.close()
