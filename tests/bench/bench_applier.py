@@ -1,0 +1,615 @@
+"""Change Stream Applier throughput: drain a generated backlog, next to the serial applier.
+
+Generates once (or reuses, with ``--dir``) a sysbench-shaped backlog: ``--transactions``
+transactions of 4 row changes (about 70% UPDATE, 15% INSERT, 15% DELETE, rows picked
+uniformly) over 8 ``sbtest`` tables of 1,000 rows from 16 clients, with WRITESET dependency
+data by default (``--dependency commit_order`` for MySQL's commit-order intervals), after the
+setup (CREATE DATABASE, CREATE TABLEs, the load of the tables in batches of 100 rows).
+
+Then, on the in-memory engine, in one run:
+
+* the serial applier (``SerialApplier``: one thread, whole transactions in file order) over
+  the binlog files;
+* the Change Stream Applier (a channel with ``APPLIER_VERSION=2``, started as START REPLICA
+  starts it) over the same files copied into its relay log, for each worker count, with
+  ``replica_preserve_commit_order`` ON and OFF: the time from START until the last GTID is
+  executed (``ExecutedGtids.wait_for``).
+
+Each of these runs twice: with no commit latency (pure CPU work: under CPython's GIL this
+shows the CSA's own cost), and with ``--commit-latency`` seconds per flush (a durable engine
+whose group commit lets concurrent committers share a flush; the sleep releases the GIL).
+Every run must end in the generated final content; the exit code is 1 when one does not (or
+fails, or does not finish within its time limit).
+
+Printed per run: transactions/s, the ratio to the serial applier at the same latency, the
+process CPU time per transaction, the scheduler's mean number of tasks ready or running at
+once, and commits per flush. Then the CSA's overhead per transaction, (CSA with 1 worker −
+serial) / transactions with no commit latency, and the targets: with the commit latency the
+CSA with 4 workers is never slower than the serial applier, and the overhead stays under
+50 µs per transaction.
+
+Usage (from the repository root)::
+
+    .venv/bin/python tests/bench/bench_applier.py [--transactions 100000] [--workers 1,2,4,8]
+        [--dependency writeset|commit_order] [--commit-latency 0.0005] [--dir CACHE_DIR]
+        [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import pickle
+import platform
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[2]
+if str(_REPO / "src") not in sys.path:
+    sys.path.insert(0, str(_REPO / "src"))
+
+from spark_replica.applier_core.apply.serial import SerialApplier  # noqa: E402
+from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES  # noqa: E402
+from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
+    Dependency,
+    GeneratedTransaction,
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
+from spark_replica.applier_core.binlog.relaylog import relay_log_directory  # noqa: E402
+from spark_replica.applier_core.channels.components import ThreadContext  # noqa: E402
+from spark_replica.applier_core.channels.config import (  # noqa: E402
+    ApplierSettings,
+    ApplierVersion,
+    ChannelConfig,
+)
+from spark_replica.applier_core.channels.relay_logs import RelayLogs  # noqa: E402
+from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard  # noqa: E402
+from spark_replica.applier_core.csa.applier import CsaApplier  # noqa: E402
+from spark_replica.applier_core.csa.service import CsaChannel  # noqa: E402
+from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
+from spark_replica.applier_core.progress import ExecutedGtids  # noqa: E402
+from spark_replica.applier_core.scheduler.adapters import LwmDependencyAdapter  # noqa: E402
+from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
+from spark_replica.applier_core.storage import InMemoryEngine  # noqa: E402
+
+DEFAULT_TRANSACTIONS = 100_000
+QUICK_TRANSACTIONS = 2_000
+DEFAULT_WORKERS = (1, 2, 4, 8)
+QUICK_WORKERS = (1, 4)
+DEFAULT_COMMIT_LATENCY = 0.0005
+TABLES = 8
+ROWS_PER_TABLE = 1_000
+CHANGES_PER_TRANSACTION = 4
+CLIENTS = 16
+#: The workers of the throughput target, and the overhead budget per transaction.
+TARGET_WORKERS = 4
+TARGET_US_PER_TRANSACTION = 50.0
+CHANNEL = "bench"
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+CONTENT = "content.pickle"
+BINLOG_BASE = "binlog"
+#: How often a CSA run looks whether its channel stopped while it waits for the last GTID.
+POLL = 0.5
+MB = 1_000_000
+
+Content = dict[str, list[tuple[object, ...]]]
+
+
+# -- the backlog -----------------------------------------------------------------------------
+def plan_spec(transactions: int, dependency: Dependency, conflict_share: float) -> WorkloadSpec:
+    """sysbench's oltp_write_only shape: 8 tables of 1,000 rows, 4 changes, 16 clients."""
+    return WorkloadSpec(
+        tables=TABLES,
+        rows_per_table=ROWS_PER_TABLE,
+        transactions=transactions,
+        changes_per_transaction=CHANGES_PER_TRANSACTION,
+        clients=CLIENTS,
+        conflict_share=conflict_share,
+        dependency=dependency,
+    )
+
+
+def _spec_fields(spec: WorkloadSpec) -> dict[str, Any]:
+    """The spec, and the tables its schema makes (a changed schema means a new backlog)."""
+    values = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    values["tables_ddl"] = TABLE_FACTORIES[spec.schema](spec.database, 1).create_statement()
+    return {k: v.value if isinstance(v, Enum) else v for k, v in values.items()}
+
+
+def graph_parallelism(transactions: Sequence[GeneratedTransaction]) -> float:
+    """Transactions / critical path the dependency data allows, for unit-time transactions
+    and unlimited workers (delays from the CSA's own ``LwmDependencyAdapter``)."""
+    adapter = LwmDependencyAdapter()
+    latest_before = [0]  # latest_before[d]: latest finish among transactions 0..d-1
+    for task_id, trx in enumerate(transactions):
+        delay = adapter.solve(task_id, trx.sequence_number, trx.last_committed).delay
+        finish = latest_before[delay] + 1
+        latest_before.append(max(latest_before[-1], finish))
+    return len(transactions) / latest_before[-1] if transactions else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    spec: WorkloadSpec
+    directory: Path
+    files: tuple[Path, ...]
+    #: Every transaction of the files (the setup's included), gnos 1..transactions.
+    transactions: int
+    changes: int
+    parallelism: float
+    content: Content
+    #: Seconds to simulate and to write, or None when reused from the cache.
+    simulate_seconds: float | None
+    write_seconds: float | None
+
+    @property
+    def size(self) -> int:
+        return sum(path.stat().st_size for path in self.files)
+
+    @property
+    def gtids(self) -> GtidSet:
+        return GtidSet.parse(f"{self.spec.server_uuid}:1-{self.transactions}")
+
+
+def _read_cached(directory: Path, spec: WorkloadSpec) -> Backlog | None:
+    """The complete backlog planned as ``spec`` in ``directory``, or None."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        if manifest.get("format") != MANIFEST_FORMAT or manifest["planned"] != _spec_fields(spec):
+            return None
+        for entry in manifest["files"]:
+            if (directory / entry["name"]).stat().st_size != entry["size"]:
+                return None
+        content_path = directory / CONTENT
+        if content_path.stat().st_size != manifest["content_size"]:
+            return None
+        with content_path.open("rb") as handle:
+            content = pickle.load(handle)  # our own cache file, written below
+        return Backlog(
+            spec=spec, directory=directory,
+            files=tuple(directory / e["name"] for e in manifest["files"]),
+            transactions=int(manifest["transactions"]), changes=int(manifest["changes"]),
+            parallelism=float(manifest["parallelism"]), content=content,
+            simulate_seconds=None, write_seconds=None,
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError):
+        return None
+
+
+def _clear(directory: Path) -> None:
+    """Remove a previous backlog's files (only the names this script writes)."""
+    for path in directory.glob(f"{BINLOG_BASE}.*"):
+        if path.is_file():
+            path.unlink()
+    (directory / MANIFEST).unlink(missing_ok=True)
+    (directory / CONTENT).unlink(missing_ok=True)
+
+
+def prepare(spec: WorkloadSpec, root: Path) -> Backlog:
+    """Reuse the backlog in ``root/applier-<dependency>-<transactions>`` when its manifest
+    matches ``spec``, else generate it there."""
+    directory = root / f"applier-{spec.dependency.value}-{spec.transactions}"
+    directory.mkdir(parents=True, exist_ok=True)
+    cached = _read_cached(directory, spec)
+    if cached is not None:
+        return cached
+    _clear(directory)
+    start = time.perf_counter()
+    transactions, content = simulate(spec)
+    simulated = time.perf_counter()
+    files = write_binlogs(transactions, directory, server_uuid=spec.server_uuid, base=BINLOG_BASE)
+    written = time.perf_counter()
+    changes = sum(len(trx.changes) for trx in transactions)
+    parallelism = graph_parallelism(transactions)
+    count = len(transactions)
+    assert [trx.gno for trx in transactions] == list(range(1, count + 1))
+    del transactions
+    with (directory / CONTENT).open("wb") as handle:
+        pickle.dump(content, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "planned": _spec_fields(spec),
+        "transactions": count,
+        "changes": changes,
+        "parallelism": parallelism,
+        "content_size": (directory / CONTENT).stat().st_size,
+        "files": [{"name": p.name, "size": p.stat().st_size} for p in files],
+    }
+    (directory / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return Backlog(
+        spec=spec, directory=directory, files=tuple(files), transactions=count, changes=changes,
+        parallelism=parallelism, content=content, simulate_seconds=simulated - start,
+        write_seconds=written - simulated,
+    )  # fmt: skip
+
+
+def describe(backlog: Backlog) -> None:
+    b = backlog
+    setup = b.transactions - b.spec.transactions
+    print(f"backlog: {b.spec!r}")
+    print(f"  {b.transactions:,} transactions ({b.spec.transactions:,} of the workload, "
+          f"{setup:,} of setup and load), {b.changes:,} row changes; {len(b.files)} file(s), "
+          f"{b.size / MB:,.1f} MB in {b.directory}")  # fmt: skip
+    print(
+        f"  the dependency data allows a parallelism of {b.parallelism:.2f} "
+        "(transactions / critical path, unit-time transactions, unlimited workers)"
+    )
+    if b.simulate_seconds is None or b.write_seconds is None:
+        print("  generation: reused from the cache directory")
+    else:
+        print(f"  generation: {b.simulate_seconds + b.write_seconds:.1f} s (simulate "
+              f"{b.simulate_seconds:.1f} s, write {b.write_seconds:.1f} s)")  # fmt: skip
+
+
+# -- the appliers ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Run:
+    latency: float
+    #: 0 for the serial applier.
+    workers: int
+    #: None for the serial applier.
+    commit_order: bool | None
+    transactions: int
+    seconds: float
+    cpu_seconds: float
+    commits: int
+    flushes: int
+    #: The scheduler's mean number of tasks ready or running at once (CSA runs).
+    mean_ready: float | None = None
+    #: What went wrong (wrong content, an error, a time-out), or None.
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.commit_order is None:
+            return "serial"
+        return f"csa workers {self.workers} commit order {'on' if self.commit_order else 'off'}"
+
+    @property
+    def per_second(self) -> float:
+        return self.transactions / self.seconds
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu_seconds / self.transactions * 1e6
+
+    @property
+    def commits_per_flush(self) -> float:
+        return self.commits / self.flushes if self.flushes else 0.0
+
+
+def engine_content(engine: InMemoryEngine) -> Content:
+    """Every table's committed rows, sorted by key, by ``db.table`` (the generator's form)."""
+    result: Content = {}
+    for table in engine.tables():
+        rows = engine.rows(table)
+        result[f"{table.schema}.{table.table}"] = sorted(rows, key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+    return result
+
+
+def _content_error(engine: InMemoryEngine, expected: Content) -> str | None:
+    found = engine_content(engine)
+    if found == expected:
+        return None
+    differing = sorted(
+        name for name in found.keys() | expected.keys() if found.get(name) != expected.get(name)
+    )
+    details = ", ".join(
+        f"{name}: {len(found.get(name, [])):,} rows, expected {len(expected.get(name, [])):,}"
+        for name in differing[:4]
+    )
+    return f"content differs from the generated one in {len(differing)} table(s) ({details})"
+
+
+def run_serial(backlog: Backlog, latency: float) -> Run:
+    """The serial applier over the backlog's files, on a fresh engine."""
+    engine = InMemoryEngine(commit_latency=latency)
+    applier = SerialApplier(engine)
+    gc.collect()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    error: str | None = None
+    try:
+        result = applier.apply_files(backlog.files)
+    except Exception as exc:  # reported, and the exit code says so
+        error = f"serial applier failed: {exc!r}"
+    seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
+    if error is None and result.committed != backlog.transactions:
+        error = f"committed {result.committed:,} of {backlog.transactions:,} transactions"
+    error = error or _content_error(engine, backlog.content)
+    stats = engine.stats()
+    return Run(latency, 0, None, backlog.transactions, seconds, cpu_seconds, stats.commits,
+               stats.flushes, error=error)  # fmt: skip
+
+
+def copy_into_relay_log(files: Sequence[Path], data_dir: Path, channel: str) -> None:
+    """Copy binlog files into the channel's relay log directory and list them in its index
+    (the DBA's way of applying binary logs)."""
+    directory = relay_log_directory(data_dir, channel)
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.copy(path, directory / path.name)
+    base = "relay-bin-" + channel if channel else "relay-bin"
+    (directory / f"{base}.index").write_text("".join(f"{p.name}\n" for p in files))
+
+
+def run_csa(
+    backlog: Backlog,
+    latency: float,
+    workers: int,
+    commit_order: bool,
+    work_dir: Path,
+    time_limit: float,
+) -> Run:
+    """A CSA channel on the backlog copied into its relay log, from START until the last
+    GTID is executed, on a fresh engine."""
+    data_dir = work_dir / f"csa-{workers}-{int(commit_order)}"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    copy_into_relay_log(backlog.files, data_dir, CHANNEL)
+    engine = InMemoryEngine(commit_latency=latency)
+    settings = SystemVariables({})
+    settings.set_internal("replica_preserve_commit_order", int(commit_order))
+    executed = ExecutedGtids(settings=settings)
+    relay_logs = RelayLogs(data_dir)
+    applier = CsaApplier(engine)
+    exits: list[ErrorInfo | None] = []
+    exited = threading.Event()
+
+    def on_exit(info: ErrorInfo | None) -> None:
+        exits.append(info)
+        exited.set()
+
+    config = ChannelConfig(
+        name=CHANNEL,
+        applier=ApplierSettings(applier_version=ApplierVersion.CSA, applier_worker_count=workers),
+    )
+    context = ThreadContext(
+        config=config, status=StatusBoard(), settings=settings, data_dir=str(data_dir),
+        exited=on_exit, executed=executed, relay_logs=relay_logs,
+    )  # fmt: skip
+    target = backlog.gtids
+    mean_ready: float | None = None
+    error: str | None = None
+    gc.collect()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    handle = applier.start_applier(context)
+    try:
+        deadline = start + time_limit
+        done = False
+        while not done and not exited.is_set() and time.perf_counter() < deadline:
+            done = executed.wait_for(target, POLL)
+        seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - cpu_start
+        if isinstance(handle, CsaChannel):
+            mean_ready = handle.scheduler.statistics().mean_ready
+    finally:
+        handle.stop()
+        relay_logs.close_all()
+    if not done:
+        error = (
+            f"channel stopped before the last GTID: {exits[-1]}"
+            if exits
+            else f"the last GTID was not executed within {time_limit:.0f} s "
+            f"(executed: {executed.snapshot().format()})"
+        )
+    elif exits:
+        error = f"channel stopped: {exits[-1]}"
+    error = error or _content_error(engine, backlog.content)
+    stats = engine.stats()
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return Run(latency, workers, commit_order, backlog.transactions, seconds, cpu_seconds,
+               stats.commits, stats.flushes, mean_ready, error)  # fmt: skip
+
+
+# -- reports ---------------------------------------------------------------------------------
+def _ratio(run: Run, serial: Run) -> float:
+    return serial.seconds / run.seconds
+
+
+def _show(run: Run, serial: Run) -> None:
+    ready = "" if run.mean_ready is None else f"  ready at once {run.mean_ready:>5.2f}"
+    print(f"  {run.label:<32} {run.seconds:>8.2f} s {run.per_second:>8,.0f} trx/s  "
+          f"{_ratio(run, serial):>5.2f}x serial  cpu {run.cpu_us:>6.1f} µs/trx  "
+          f"commits/flush {run.commits_per_flush:>5.2f}{ready}")  # fmt: skip
+    if run.error is not None:
+        print(f"    ERROR: {run.error}")
+
+
+def _latency_name(latency: float) -> str:
+    return "0 (pure CPU)" if latency == 0 else f"{latency * 1000:g} ms/flush"
+
+
+def summary(runs: Sequence[Run]) -> None:
+    print("\nsummary (markdown)")
+    print("| commit latency | applier | seconds | transactions/s | × serial | "
+          "CPU µs/trx | ready at once | commits/flush |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    serial = {run.latency: run for run in runs if run.commit_order is None}
+    for run in runs:
+        ready = "—" if run.mean_ready is None else f"{run.mean_ready:.2f}"
+        print(f"| {_latency_name(run.latency)} | {run.label} | {run.seconds:.2f} | "
+              f"{run.per_second:,.0f} | {_ratio(run, serial[run.latency]):.2f} | "
+              f"{run.cpu_us:.0f} | {ready} | {run.commits_per_flush:.2f} |")  # fmt: skip
+
+
+def _find(runs: Sequence[Run], latency: float, workers: int, commit_order: bool | None) -> Run:
+    return next(
+        r for r in runs
+        if r.latency == latency and r.workers == workers and r.commit_order is commit_order
+    )  # fmt: skip
+
+
+def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[int]) -> None:
+    """The overhead per transaction, and whether the targets are met."""
+    if 1 in workers and 0.0 in latencies:
+        serial = _find(runs, 0.0, 0, None)
+        overheads = []
+        for commit_order in (True, False):
+            one = _find(runs, 0.0, 1, commit_order)
+            overheads.append((one.seconds - serial.seconds) / one.transactions * 1e6)
+        worst = max(overheads)
+        verdict = "met" if worst < TARGET_US_PER_TRANSACTION else "NOT met"
+        print(f"overhead per transaction (CSA with 1 worker - serial, no commit latency): "
+              f"commit order on {overheads[0]:.1f} µs, off {overheads[1]:.1f} µs; "
+              f"target < {TARGET_US_PER_TRANSACTION:.0f} µs: {verdict}")  # fmt: skip
+    else:
+        print("overhead per transaction: not measured (needs 1 worker and no commit latency)")
+    if TARGET_WORKERS not in workers:
+        print(f"target (CSA with {TARGET_WORKERS} workers never slower than serial): not measured")
+        return
+    for latency in latencies:
+        serial = _find(runs, latency, 0, None)
+        ratios = [_ratio(_find(runs, latency, TARGET_WORKERS, co), serial) for co in (True, False)]
+        verdict = "met" if min(ratios) >= 1.0 else "NOT met"
+        applies = "the target" if latency > 0 else "for information (the target is with latency)"
+        print(f"CSA with {TARGET_WORKERS} workers vs serial, commit latency "
+              f"{_latency_name(latency)}: commit order on {ratios[0]:.2f}x, off {ratios[1]:.2f}x "
+              f"-> never slower: {verdict} ({applies})")  # fmt: skip
+
+
+# -- main ------------------------------------------------------------------------------------
+@contextmanager
+def cache_root(directory: str | None) -> Iterator[Path]:
+    if directory is not None:
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-applier-") as tmp:
+        yield Path(tmp)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown cpu"
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def _worker_counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of worker counts: {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("worker counts must be at least 1")
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--transactions",
+        type=int,
+        default=None,
+        help=f"workload transactions (default {DEFAULT_TRANSACTIONS}, "
+        f"{QUICK_TRANSACTIONS} with --quick)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_worker_counts,
+        default=None,
+        help="comma-separated worker counts (default 1,2,4,8; 1,4 with --quick)",
+    )
+    parser.add_argument(
+        "--dependency",
+        choices=[Dependency.WRITESET.value, Dependency.COMMIT_ORDER.value],
+        default=Dependency.WRITESET.value,
+        help="the source's dependency tracking (default writeset)",
+    )
+    parser.add_argument(
+        "--conflict-share",
+        type=float,
+        default=0.0,
+        help="share of row picks among each table's 10 hot rows (default 0: uniform picks)",
+    )
+    parser.add_argument(
+        "--commit-latency",
+        type=float,
+        default=DEFAULT_COMMIT_LATENCY,
+        help=f"seconds per flush of the durable runs (default {DEFAULT_COMMIT_LATENCY})",
+    )
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="cache directory for the generated backlog (default: a temporary one)",
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for smoke tests")
+    args = parser.parse_args(argv)
+    quick = bool(args.quick)
+    transactions = (
+        args.transactions
+        if args.transactions is not None
+        else QUICK_TRANSACTIONS
+        if quick
+        else DEFAULT_TRANSACTIONS
+    )
+    workers: tuple[int, ...] = (
+        args.workers if args.workers is not None else QUICK_WORKERS if quick else DEFAULT_WORKERS
+    )
+    if transactions < 1 or args.commit_latency <= 0 or not 0 <= args.conflict_share <= 1:
+        parser.error("--transactions must be at least 1, --commit-latency above 0, "
+                     "--conflict-share within 0..1")  # fmt: skip
+
+    print(f"machine: nproc={os.cpu_count()} python={platform.python_version()} "
+          f"({platform.python_implementation()}) {platform.machine()} {_cpu_model()}; "
+          f"load average {_load()}")  # fmt: skip
+    spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share)
+    latencies = (0.0, float(args.commit_latency))
+    runs: list[Run] = []
+    with cache_root(args.dir) as root:
+        backlog = prepare(spec, root)
+        describe(backlog)
+        with tempfile.TemporaryDirectory(prefix="bench-applier-run-") as work:
+            for latency in latencies:
+                print(f"commit latency {_latency_name(latency)}")
+                serial = run_serial(backlog, latency)
+                runs.append(serial)
+                _show(serial, serial)
+                # A CSA run that takes 20 times the serial one is taken as hung.
+                time_limit = max(120.0, 20 * serial.seconds)
+                for commit_order in (True, False):
+                    for count in workers:
+                        run = run_csa(backlog, latency, count, commit_order, Path(work),
+                                      time_limit)  # fmt: skip
+                        runs.append(run)
+                        _show(run, serial)
+    summary(runs)
+    print(f"load average at the end: {_load()} (other processes share the CPUs)")
+    targets(runs, latencies, workers)
+    failed = [run for run in runs if run.error is not None]
+    if failed:
+        print(f"content: {len(failed)} run(s) FAILED: " + ", ".join(
+            f"{run.label} at {_latency_name(run.latency)}" for run in failed))  # fmt: skip
+    else:
+        print("content: every run ends in the generated content")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""``tests/bench/bench_applier.py`` runs end to end with tiny sizes and checks the content."""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_applier.py"
+MODULE_NAME = "_bench_applier_script"
+
+
+@pytest.fixture
+def bench() -> Iterator[ModuleType]:
+    """The script imported as a module (registered while in use, as dataclasses need)."""
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(MODULE_NAME, None)
+
+
+def test_quick_run_reports_every_configuration(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--quick", "--transactions", "300", "--commit-latency", "0.0002", "--dir",
+            str(tmp_path)]  # fmt: skip
+    assert bench.main(argv) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "machine: nproc=" in out
+    assert "backlog: WorkloadSpec(" in out and "dependency=<Dependency.WRITESET" in out
+    assert "generation: " in out and "the dependency data allows a parallelism of " in out
+    for latency in ("0 (pure CPU)", "0.2 ms/flush"):
+        assert f"commit latency {latency}\n" in out
+        assert f"| {latency} | serial |" in out
+        for workers in (1, 4):
+            for commit_order in ("on", "off"):
+                assert f"| {latency} | csa workers {workers} commit order {commit_order} |" in out
+    assert "csa workers 2" not in out
+    assert out.count(" trx/s ") == 10
+    assert "overhead per transaction (CSA with 1 worker - serial, no commit latency): " in out
+    assert "CSA with 4 workers vs serial, commit latency 0.2 ms/flush: " in out
+    assert "content: every run ends in the generated content" in out
+    assert "ERROR" not in out
+
+    # Second run, one configuration: the backlog comes from the cache directory.
+    argv += ["--workers", "2"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "generation: reused from the cache directory" in out
+    assert "csa workers 2 commit order off" in out
+    assert "target (CSA with 4 workers never slower than serial): not measured" in out
+
+
+def test_wrong_content_fails(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--quick", "--transactions", "100", "--workers", "1", "--dir", str(tmp_path)]
+    assert bench.main(argv) == 0
+    capsys.readouterr()
+    (directory,) = tmp_path.iterdir()
+    path = directory / bench.CONTENT
+    content = pickle.loads(path.read_bytes())
+    table = sorted(content)[0]
+    content[table] = content[table][1:]  # a row the appliers will not lose
+    data = pickle.dumps(content)
+    manifest = directory / bench.MANIFEST
+    manifest.write_text(
+        manifest.read_text().replace(
+            f'"content_size": {path.stat().st_size}', f'"content_size": {len(data)}'
+        )  # fmt: skip
+    )
+    path.write_bytes(data)
+    assert bench.main(argv) == 1
+    out = capsys.readouterr().out
+    assert "generation: reused from the cache directory" in out
+    assert f"ERROR: content differs from the generated one in 1 table(s) ({table}: " in out
+    assert "content: 6 run(s) FAILED: serial at 0 (pure CPU)" in out
+
+
+def test_dependency_data_parallelism(bench: ModuleType) -> None:
+    from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
+
+    def chain(pairs: list[tuple[int, int]]) -> list[GeneratedTransaction]:
+        return [GeneratedTransaction(i + 1, lc, seq, 0, 1) for i, (lc, seq) in enumerate(pairs)]
+
+    assert bench.graph_parallelism(chain([(0, 1), (1, 2), (2, 3), (3, 4)])) == 1.0
+    assert bench.graph_parallelism(chain([(0, 1), (1, 2), (1, 3), (1, 4)])) == 2.0
+
+
+def test_bad_arguments_are_rejected(bench: ModuleType) -> None:
+    for argv in (["--transactions", "0"], ["--workers", "0"], ["--commit-latency", "0"]):
+        with pytest.raises(SystemExit) as excinfo:
+            bench.main(argv)
+        assert excinfo.value.code == 2
