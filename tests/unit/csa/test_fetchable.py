@@ -12,6 +12,7 @@ import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import Event
+from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.relaylog import RelayLog
 from spark_replica.applier_core.csa import (
     EVENT_MEMORY,
@@ -397,12 +398,14 @@ def test_open_transaction_cannot_be_finished_as_applied(builder: RelayBuilder) -
     assert trx is not None
     with pytest.raises(RuntimeError, match="still open"):
         trx.finish()
+    begin = trx.next_event(0.01)  # read ahead with the GTID event: it was in the relay log
+    assert isinstance(begin, Query) and begin.is_begin
     with pytest.raises(TimeoutError):
         trx.next_event(0.01)
     trx.finish(success=False)  # abandoned: later events are not kept
     builder.append(rows([1], 100), xid(1))
     assert provider.next(0.01) is None
-    assert trx.state is TransactionState.COMPLETE and trx.event_count == 0
+    assert trx.state is TransactionState.COMPLETE and trx.event_count == 1  # BEGIN only
     assert provider.monitor.held(EVENT_MEMORY) == 0
     with pytest.raises(RuntimeError, match="finished"):
         trx.next_event(0)

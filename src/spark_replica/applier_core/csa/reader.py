@@ -51,6 +51,9 @@ WAIT_SLICE = 0.05
 # once per batch, not once per event (a thread switch costs more than reading the batch).
 _BATCH_EVENTS = 32
 _BATCH_BYTES = 1 << 16
+#: A transaction is handed out once it is read whole, or once this much of it is read, or
+#: when the rest is not in the relay log yet (then its events stream to the worker).
+_READ_AHEAD_BYTES = 1 << 16
 _CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
 _IGNORABLE = int(EventFlag.IGNORABLE)
 _RELAY_LOG_FLAG = int(EventFlag.RELAY_LOG)
@@ -102,6 +105,7 @@ class TransactionReader:
         except BinlogError as exc:
             raise read_failure(exc, channel) from exc
         self._active: FetchableTransaction | None = None
+        self._found: FetchableTransaction | None = None
         self._in_body = False  # a BEGIN opened the active transaction's body
         self._file = ""  # the last file the active transaction has events in
         self._pending: list[Item] = []
@@ -141,10 +145,17 @@ class TransactionReader:
             return None
         deadline = None if timeout is None else time.monotonic() + timeout
         poll, stopped = self._reader.poll, self._stop.is_set
+        # The transaction found and being read ahead (one found by the call before, when a
+        # GTID cut off the one it handed out, comes first).
+        handing, self._found = self._found, None
+        available = 0  # event memory known to be free (the provider alone takes it)
         try:
             while not stopped():
                 relay = poll()
                 if relay is None:
+                    if handing is not None:  # the rest is not written yet: stream it
+                        self._flush(None)
+                        return handing
                     relay = self._wait(deadline)
                     if relay is None:
                         if self._relay_log.end.closed or (
@@ -167,19 +178,38 @@ class TransactionReader:
                         self._pending.append((relay, memory, self._fde, None))
                         self._pending_memory += memory
                         self._pending_size += len(data)
+                    if handing is not None and self._pending_memory > available:
+                        available = self._monitor.available(self._resource)
+                        if self._pending_memory > available:
+                            return handing  # publishing would wait for memory: hand out first
                     if kind == _XID:
                         self._complete(relay)
+                        if handing is not None:
+                            return handing
+                    elif self._pending_size >= _READ_AHEAD_BYTES and handing is not None:
+                        self._flush(None)  # a large transaction: hand it out, streaming
+                        return handing
                     elif len(self._pending) >= _BATCH_EVENTS or self._pending_size >= _BATCH_BYTES:
                         self._flush(None)
                     continue
                 started = self._handle(relay, kind)
+                if handing is not None and self._active is not handing:
+                    self._flush(None)
+                    self._found = started  # a GTID cut it off: the next call's
+                    return handing  # it ended (COMMIT or DDL) or was cut off
                 if started is not None:
-                    return started
-            return None
+                    handing = started
+            return handing
         except BinlogError as exc:
-            raise self.fail(exc) from exc
+            error = self.fail(exc)
+            if handing is not None:  # it fails with the error; the next call raises it
+                return handing
+            raise error from exc
         except OSError as exc:
-            raise self.fail(BinlogError(f"cannot read the relay log: {exc}")) from exc
+            error = self.fail(BinlogError(f"cannot read the relay log: {exc}"))
+            if handing is not None:
+                return handing
+            raise error from exc
 
     def fail(self, error: BinlogError) -> ReplicaError:
         """Record ``error`` as the reader's (sticky) failure and fail the open transaction."""

@@ -139,6 +139,12 @@ class ResourceMonitor:
                 entry.limit = limit
                 self._changed.notify_all()
 
+    def available(self, name: str) -> int:
+        """How much of ``name`` can be taken now without waiting (never negative)."""
+        with self._lock:
+            entry = self._entry(name)
+            return max(0, entry.limit - entry.held)
+
     def held(self, name: str) -> int:
         with self._lock:
             return self._entry(name).held

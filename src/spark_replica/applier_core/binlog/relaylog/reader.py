@@ -83,6 +83,8 @@ class RelayLogReader:
         self._offset = 0
         self._buffer = b""
         self._buffer_start = 0
+        self._limit = 0  # the current file is readable up to here
+        self._limit_active = False
         self._wait_from = relay_log.end.get()
         if start is not None:
             name, offset = start
@@ -146,6 +148,9 @@ class RelayLogReader:
             yield event
 
     def _step(self) -> RelayEvent | None:
+        entry = self._entry
+        if entry is not None and self._offset < self._limit:  # known readable: no lock taken
+            return self._read_event(entry.name, self._limit, self._limit_active)
         index = self._relay_log.index
         while True:
             end = self._relay_log.end.get()
@@ -164,6 +169,9 @@ class RelayLogReader:
             assert self._fd is not None
             limit = end.offset if active else os.fstat(self._fd).st_size
             if self._offset < limit:
+                # The published end only grows and a complete file does not change: reads
+                # up to ``limit`` need not look at them again.
+                self._limit, self._limit_active = limit, active
                 return self._read_event(entry.name, limit, active)
             if active:
                 self._wait_from = LogPosition(entry.ordinal, self._offset)
@@ -228,6 +236,7 @@ class RelayLogReader:
         self._leave()
         self._entry, self._fd, self._subscription = entry, fd, subscription
         self._offset = offset
+        self._limit, self._limit_active = 0, False
         self._buffer, self._buffer_start = b"", 0
 
     def _leave(self) -> None:
