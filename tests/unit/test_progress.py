@@ -60,3 +60,23 @@ def test_concurrent_adds_are_all_kept() -> None:
     for thread in threads:
         thread.join()
     assert executed.snapshot().format() == f"{UUID}:1-3999"
+
+
+def test_wait_for_returns_once_every_gtid_is_executed() -> None:
+    executed = ExecutedGtids()
+    target = GtidSet.parse(f"{UUID}:3-4")
+    assert not executed.wait_for(target, 0)
+    done = threading.Event()
+
+    def waiter() -> None:
+        assert executed.wait_for(target, 30)
+        done.set()
+
+    thread = threading.Thread(target=waiter, name="waiter")
+    thread.start()
+    for gno in (1, 2, 3):
+        executed.add(UUID, "", gno)
+    assert not done.is_set() or executed.wait_for(target, 0)
+    executed.add(UUID, "", 4)
+    thread.join()
+    assert done.is_set() and executed.wait_for(target, 0)

@@ -43,11 +43,12 @@ class ExecutedGtids:
     ) -> None:
         self._settings = settings
         self._store = store
-        # _lock guards _set, _version, _published and _published_at; _publishing orders
+        # _lock guards _set, _version, _published, _published_at and _targets (the sets
+        # waiters wait for); _publishing orders
         # publishers, so an older snapshot is never stored after a newer one.
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._waiters = 0
+        self._targets: list[GtidSet] = []
         self._publishing = threading.Lock()
         self._set = initial.copy() if initial is not None else GtidSet()
         self._version = 0
@@ -70,18 +71,18 @@ class ExecutedGtids:
         with self._lock:
             self._set.add(uuid, tag, gno)
             self._version += 1
-            if self._waiters:
+            if self._targets and any(t.contains(uuid, tag, gno) for t in self._targets):
                 self._changed.notify_all()
 
     def wait_for(self, gtids: GtidSet, timeout: float | None = None) -> bool:
         """Wait until every GTID of ``gtids`` is executed (what WAIT_FOR_EXECUTED_GTID_SET
         does); False when ``timeout`` seconds passed first."""
         with self._lock:
-            self._waiters += 1
+            self._targets.append(gtids)  # woken only when one of its GTIDs is added
             try:
                 return self._changed.wait_for(lambda: gtids.is_subset(self._set), timeout)
             finally:
-                self._waiters -= 1
+                self._targets.remove(gtids)
 
     def snapshot(self) -> GtidSet:
         with self._lock:
