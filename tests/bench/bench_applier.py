@@ -40,24 +40,25 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import pickle
-import platform
 import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 _REPO = Path(__file__).resolve().parents[2]
-if str(_REPO / "src") not in sys.path:
-    sys.path.insert(0, str(_REPO / "src"))
+for _path in (_REPO / "src", _REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from tests.bench.benchkit import cache_root, load_average, machine_line, worker_counts  # noqa: E402
+from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content  # noqa: E402
 
 from spark_replica.applier_core.apply.serial import SerialApplier  # noqa: E402
 from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES  # noqa: E402
@@ -68,7 +69,6 @@ from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
     simulate,
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
-from spark_replica.applier_core.binlog.relaylog import relay_log_directory  # noqa: E402
 from spark_replica.applier_core.channels.components import ThreadContext  # noqa: E402
 from spark_replica.applier_core.channels.config import (  # noqa: E402
     ApplierSettings,
@@ -292,15 +292,6 @@ class Run:
         return self.commits / self.flushes if self.flushes else 0.0
 
 
-def engine_content(engine: InMemoryEngine) -> Content:
-    """Every table's committed rows, sorted by key, by ``db.table`` (the generator's form)."""
-    result: Content = {}
-    for table in engine.tables():
-        rows = engine.rows(table)
-        result[f"{table.schema}.{table.table}"] = sorted(rows, key=lambda r: r[0])  # type: ignore[arg-type,return-value]
-    return result
-
-
 def _content_error(engine: InMemoryEngine, expected: Content) -> str | None:
     found = engine_content(engine)
     if found == expected:
@@ -334,17 +325,6 @@ def run_serial(backlog: Backlog, latency: float) -> Run:
     stats = engine.stats()
     return Run(latency, 0, None, backlog.transactions, seconds, cpu_seconds, stats.commits,
                stats.flushes, error=error)  # fmt: skip
-
-
-def copy_into_relay_log(files: Sequence[Path], data_dir: Path, channel: str) -> None:
-    """Copy binlog files into the channel's relay log directory and list them in its index
-    (the DBA's way of applying binary logs)."""
-    directory = relay_log_directory(data_dir, channel)
-    directory.mkdir(parents=True, exist_ok=True)
-    for path in files:
-        shutil.copy(path, directory / path.name)
-    base = "relay-bin-" + channel if channel else "relay-bin"
-    (directory / f"{base}.index").write_text("".join(f"{p.name}\n" for p in files))
 
 
 def run_csa(
@@ -482,45 +462,6 @@ def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[i
 
 
 # -- main ------------------------------------------------------------------------------------
-@contextmanager
-def cache_root(directory: str | None) -> Iterator[Path]:
-    if directory is not None:
-        path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        yield path
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-applier-") as tmp:
-        yield Path(tmp)
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown cpu"
-
-
-def _load() -> str:
-    try:
-        return " ".join(f"{value:.2f}" for value in os.getloadavg())
-    except OSError:
-        return "unknown"
-
-
-def _worker_counts(text: str) -> tuple[int, ...]:
-    try:
-        counts = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of worker counts: {text!r}") from None
-    if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError("worker counts must be at least 1")
-    return counts
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -532,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workers",
-        type=_worker_counts,
+        type=worker_counts,
         default=None,
         help="comma-separated worker counts (default 1,2,4,8; 1,4 with --quick)",
     )
@@ -576,13 +517,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--transactions must be at least 1, --commit-latency above 0, "
                      "--conflict-share within 0..1")  # fmt: skip
 
-    print(f"machine: nproc={os.cpu_count()} python={platform.python_version()} "
-          f"({platform.python_implementation()}) {platform.machine()} {_cpu_model()}; "
-          f"load average {_load()}")  # fmt: skip
+    print(f"{machine_line()}; load average {load_average()}")
     spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share)
     latencies = (0.0, float(args.commit_latency))
     runs: list[Run] = []
-    with cache_root(args.dir) as root:
+    with cache_root(args.dir, "bench-applier-") as root:
         backlog = prepare(spec, root)
         describe(backlog)
         with tempfile.TemporaryDirectory(prefix="bench-applier-run-") as work:
@@ -600,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         runs.append(run)
                         _show(run, serial)
     summary(runs)
-    print(f"load average at the end: {_load()} (other processes share the CPUs)")
+    print(f"load average at the end: {load_average()} (other processes share the CPUs)")
     targets(runs, latencies, workers)
     failed = [run for run in runs if run.error is not None]
     if failed:

@@ -27,24 +27,23 @@ import argparse
 import gc
 import json
 import math
-import os
-import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 _REPO = Path(__file__).resolve().parents[2]
-if str(_REPO / "src") not in sys.path:
-    sys.path.insert(0, str(_REPO / "src"))
+for _path in (_REPO / "src", _REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from tests.bench.benchkit import cache_root, machine_line  # noqa: E402
 
 from spark_replica.applier_core.binlog.constants import EventType  # noqa: E402
 from spark_replica.applier_core.binlog.file import (  # noqa: E402
@@ -414,28 +413,6 @@ def summary(results: Sequence[Measurement], mariadb: str | None) -> None:
 
 
 # -- main ------------------------------------------------------------------------------------
-@contextmanager
-def cache_root(directory: str | None) -> Iterator[Path]:
-    if directory is not None:
-        path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        yield path
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-decode-") as tmp:
-        yield Path(tmp)
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown cpu"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -477,14 +454,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--rows and --repeat must be at least 1, --alltypes-rows at least 0")
 
     mariadb = shutil.which(MARIADB_BINLOG)
-    print(f"machine: nproc={os.cpu_count()} python={platform.python_version()} "
-          f"({platform.python_implementation()}) {platform.machine()} {_cpu_model()}")  # fmt: skip
+    print(machine_line())
     print(f"{MARIADB_BINLOG}: {mariadb_version(mariadb) if mariadb else 'not found, skipped'}")
     print(f"{MARIADB_BINLOG} runs on the sbtest set only: it cannot decode MySQL JSON columns "
           "(alltypes has one)")  # fmt: skip
     results: list[Measurement] = []
     ok = True
-    with cache_root(args.dir) as root:
+    with cache_root(args.dir, "bench-decode-") as root:
         sets = [("sbtest", rows, mariadb)]
         if alltypes_rows:
             sets.append(("alltypes", alltypes_rows, None))

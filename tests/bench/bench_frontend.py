@@ -20,7 +20,6 @@ import argparse
 import logging
 import math
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -40,6 +39,7 @@ _REPO = Path(__file__).resolve().parents[2]
 if str(_REPO) not in sys.path:
     sys.path.insert(0, str(_REPO))
 
+from tests.bench.benchkit import machine_line  # noqa: E402
 from tests.helpers.server import ROOT_PASSWORD  # noqa: E402
 
 from spark_replica.server.app import BackgroundServer, ReplicaServer  # noqa: E402
@@ -262,13 +262,6 @@ def cpu_count() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
-
-
-def machine_line() -> str:
-    return (
-        f"machine: nproc={cpu_count()} python={platform.python_version()} "
-        f"({platform.python_implementation()}) {platform.system()} {platform.machine()}"
-    )
 
 
 def latency_table(ours: dict[str, Figures], baseline: dict[str, Figures]) -> str:

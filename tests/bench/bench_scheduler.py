@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import gc
 import math
-import os
-import platform
 import random
 import sys
 import time
@@ -34,8 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[2]
-if str(_REPO / "src") not in sys.path:
-    sys.path.insert(0, str(_REPO / "src"))
+for _path in (_REPO / "src", _REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from tests.bench.benchkit import machine_line, worker_counts  # noqa: E402
 
 from spark_replica.applier_core.scheduler import (  # noqa: E402
     CommitOrderClock,
@@ -184,27 +185,6 @@ def _show(run: Run) -> None:
           f"ready at once {run.mean_ready:>5.2f}{'' if run.ok else '  ERROR'}")  # fmt: skip
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown cpu"
-
-
-def _worker_counts(text: str) -> tuple[int, ...]:
-    try:
-        counts = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of worker counts: {text!r}") from None
-    if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError("worker counts must be at least 1")
-    return counts
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -215,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workers",
-        type=_worker_counts,
+        type=worker_counts,
         default=DEFAULT_WORKERS,
         help="comma-separated worker counts (default 1,2,4,8)",
     )
@@ -252,8 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--tasks and --repeat must be at least 1, --lag at least 0, "
                      "--independent within 0..1")  # fmt: skip
 
-    print(f"machine: nproc={os.cpu_count()} python={platform.python_version()} "
-          f"({platform.python_implementation()}) {platform.machine()} {_cpu_model()}")  # fmt: skip
+    print(machine_line())
     rng = random.Random(args.seed)
     pairs = source_stream(tasks, args.lag, args.independent, args.restart_every, rng)
     adapter = LwmDependencyAdapter()

@@ -12,10 +12,15 @@ import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage import InMemoryEngine, RowChange, TransactionRef
+from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.server.components import default_components
 from tests.helpers.server import connect, running_server
-from tests.unit.csa_apply.harness import copy_into_relay_log, generate
+from tests.unit.csa_apply.harness import (
+    copy_into_relay_log,
+    engine_content,
+    generate,
+    insert_locally,
+)
 
 CSA_CHANNEL = (
     "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1, "
@@ -80,9 +85,7 @@ def test_start_replica_applies_the_relay_log(
         assert _wait_until(lambda: _committed(cursor) == len(transactions))
         cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
         assert _status(cursor)["Replica_SQL_Running"] == "No"
-    rows = {f"{t.schema}.{t.table}": sorted(engine.rows(t), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
-            for t in engine.tables()}  # fmt: skip
-    assert rows == content
+    assert engine_content(engine) == content
 
 
 def _committed(cursor: Any) -> int:
@@ -107,7 +110,8 @@ def test_an_apply_error_stops_the_sql_thread_with_mysqls_texts(
         )
         assert _wait_until(lambda: _status(cursor)["Replica_SQL_Running"] == "No")
         assert _status(cursor)["Last_SQL_Errno"] == 0
-        _insert_locally(engine, insert.table.schema, insert.table.name, insert.after)
+        assert insert.after is not None
+        insert_locally(engine, insert.table.schema, insert.table.name, insert.after)
         cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
         assert _wait_until(lambda: _status(cursor)["Replica_SQL_Running"] == "No")
         status = _status(cursor)
@@ -122,16 +126,3 @@ def test_an_apply_error_stops_the_sql_thread_with_mysqls_texts(
         failed = cursor.fetchall()
         assert len(failed) == 1 and failed[0][0] == 1062
         assert failed[0][1].startswith("Worker ")
-
-
-def _insert_locally(engine: InMemoryEngine, schema: str, table: str, row: Any) -> None:
-    session = engine.session("local")
-    session.begin(TransactionRef("local:1", -1))
-
-    class Map:
-        def __init__(self) -> None:
-            self.schema, self.table = schema, table
-
-    session.apply_rows(Map(), [RowChange.insert(row)])
-    session.prepare()
-    session.commit()

@@ -13,13 +13,7 @@ from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
-
-
-def _content(engine: InMemoryEngine) -> dict[str, list[tuple[object, ...]]]:
-    return {
-        f"{t.schema}.{t.table}": sorted(engine.rows(t), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
-        for t in engine.tables()
-    }
+from tests.unit.csa_apply.harness import engine_content
 
 
 @pytest.mark.parametrize("schema", ["sbtest", "alltypes"])
@@ -35,7 +29,7 @@ def test_generated_workload_ends_in_the_expected_content(
     engine = InMemoryEngine()
     result = SerialApplier(engine).apply_files(files)
     assert result.committed == len(transactions) and result.truncated == 0
-    assert _content(engine) == content
+    assert engine_content(engine) == content
 
 
 def test_executed_transactions_are_skipped(tmp_path: Path) -> None:
@@ -48,7 +42,7 @@ def test_executed_transactions_are_skipped(tmp_path: Path) -> None:
     again = SerialApplier(engine, executed).apply_files(files)
     assert (again.committed, again.skipped) == (0, first.committed)
     assert executed.snapshot() == GtidSet.parse(f"{spec.server_uuid}:1-{len(transactions)}")
-    assert _content(engine) == content
+    assert engine_content(engine) == content
 
 
 def test_a_key_error_names_the_table_the_gtid_and_the_event(tmp_path: Path) -> None:

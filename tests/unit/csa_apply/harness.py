@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from spark_replica.applier_core.binlog.generator.simulate import (
     simulate,
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
-from spark_replica.applier_core.binlog.relaylog import relay_log_directory
+from spark_replica.applier_core.binlog.relaylog import relay_log_base_name, relay_log_directory
 from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
 from spark_replica.applier_core.channels.config import (
     ApplierSettings,
@@ -28,21 +29,47 @@ from spark_replica.applier_core.csa.applier import CsaApplier
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
-from spark_replica.applier_core.storage import InMemoryEngine, TableRef
+from spark_replica.applier_core.storage import (
+    InMemoryEngine,
+    RowChange,
+    StorageEngine,
+    TableRef,
+    TransactionRef,
+)
 
 CHANNEL = "c1"
 WAIT = 60.0
 
 
-def copy_into_relay_log(files: list[Path], data_dir: Path, channel: str = CHANNEL) -> None:
+def copy_into_relay_log(files: Sequence[Path], data_dir: Path, channel: str = CHANNEL) -> None:
     """Copy binlog files into the channel's relay log directory and list them in its index
     (the DBA's way of applying binary logs)."""
     directory = relay_log_directory(data_dir, channel)
     directory.mkdir(parents=True, exist_ok=True)
     for path in files:
         shutil.copy(path, directory / path.name)
-    base = "relay-bin-" + channel if channel else "relay-bin"
-    (directory / f"{base}.index").write_text("".join(f"{p.name}\n" for p in files))
+    index = directory / f"{relay_log_base_name(channel)}.index"
+    index.write_text("".join(f"{p.name}\n" for p in files))
+
+
+Content = dict[str, list[tuple[object, ...]]]
+
+
+def engine_content(engine: StorageEngine) -> Content:
+    """Every table's committed rows, sorted by key, by ``db.table`` (the generator's form)."""
+    return {
+        f"{t.schema}.{t.table}": sorted(engine.rows(t), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+        for t in engine.tables()
+    }
+
+
+def insert_locally(engine: StorageEngine, schema: str, table: str, row: tuple[object, ...]) -> None:
+    """Commit ``row`` behind the applier's back (a conflicting local write)."""
+    session = engine.session("local")
+    session.begin(TransactionRef("local:1", -1))
+    session.apply_rows(TableRef(schema, table), [RowChange.insert(row)])
+    session.prepare()
+    session.commit()
 
 
 def generate(spec: WorkloadSpec, directory: Path) -> tuple[list[GeneratedTransaction],
@@ -118,13 +145,9 @@ class Replica:
         self.stop()
         self.relay_logs.close_all()
 
-    def content(self) -> dict[str, list[tuple[object, ...]]]:
+    def content(self) -> Content:
         """Every table's committed rows, sorted by key, by ``db.table``."""
-        result = {}
-        for table in self.engine.tables():
-            rows = self.engine.rows(table)
-            result[f"{table.schema}.{table.table}"] = sorted(rows, key=lambda r: r[0])  # type: ignore[arg-type,return-value]
-        return result
+        return engine_content(self.engine)
 
     def rows(self, schema: str, table: str) -> list[tuple[object, ...]]:
         return sorted(self.engine.rows(TableRef(schema, table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from spark_replica.applier_core.binlog.generator.schema import TableDef
 from spark_replica.applier_core.binlog.generator.simulate import (
     GeneratedTransaction,
     RowChange,
@@ -21,35 +22,53 @@ from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
 SPEC = WorkloadSpec(tables=1, rows_per_table=10, transactions=0, seed=1)
 
 
-def _update(table: object, row: tuple[object, ...], column: int, value: object) -> RowChange:
+Row = tuple[object, ...]
+
+
+def _update(table: TableDef, row: Row, column: int, value: object) -> RowChange:
     after = tuple(value if i == column else v for i, v in enumerate(row))
-    return RowChange(table, "update", row, after)  # type: ignore[arg-type]
+    return RowChange(table, "update", row, after)
+
+
+class Stream:
+    """The setup transactions of ``SPEC`` (one table of rows 1..10), then T1 and T2, both
+    claiming to depend only on the setup; ``write`` puts them in the channel's relay log."""
+
+    def __init__(self) -> None:
+        self.setup, content, tables = simulate_with_tables(SPEC)
+        self.table = tables["shop.sbtest1"]
+        self.rows = {row[0]: row for row in content["shop.sbtest1"]}
+
+    def transaction(self, number: int, *changes: RowChange) -> GeneratedTransaction:
+        last = self.setup[-1]
+        return GeneratedTransaction(
+            gno=last.gno + number,
+            last_committed=last.sequence_number,
+            sequence_number=last.sequence_number + number,
+            commit_time_us=last.commit_time_us,
+            file_index=last.file_index,
+            changes=changes,
+        )
+
+    def write(self, tmp_path: Path, *transactions: GeneratedTransaction) -> None:
+        files = write_binlogs([*self.setup, *transactions], tmp_path / "source",
+                              server_uuid=SPEC.server_uuid)  # fmt: skip
+        copy_into_relay_log(files, tmp_path / "data")
 
 
 def test_t69_a_prepared_later_transaction_is_rolled_back_and_applied_again(
     tmp_path: Path,
 ) -> None:
-    setup, content, tables = simulate_with_tables(SPEC)
-    table = tables["shop.sbtest1"]
-    rows = {row[0]: row for row in content["shop.sbtest1"]}
-    last = setup[-1]
+    stream = Stream()
+    table, rows = stream.table, stream.rows
     # T1 changes rows 2 and 1; T2 (later, claiming no dependency on T1) changes row 1.
     t1_row2 = _update(table, rows[2], 1, 1001)
     t1_row1 = _update(table, rows[1], 1, 1002)
-    t2_row1 = _update(table, t1_row1.after, 1, 2003)  # type: ignore[arg-type]
-    base = {"commit_time_us": last.commit_time_us, "file_index": last.file_index}
-    t1 = GeneratedTransaction(
-        last.gno + 1,
-        last.sequence_number,
-        last.sequence_number + 1,
-        changes=(t1_row2, t1_row1),
-        **base,
-    )  # type: ignore[arg-type]
-    t2 = GeneratedTransaction(
-        last.gno + 2, last.sequence_number, last.sequence_number + 2, changes=(t2_row1,), **base
-    )  # type: ignore[arg-type]
-    files = write_binlogs([*setup, t1, t2], tmp_path / "source", server_uuid=SPEC.server_uuid)
-    copy_into_relay_log(files, tmp_path / "data")
+    assert t1_row1.after is not None
+    t2_row1 = _update(table, t1_row1.after, 1, 2003)
+    t1 = stream.transaction(1, t1_row2, t1_row1)
+    t2 = stream.transaction(2, t2_row1)
+    stream.write(tmp_path, t1, t2)
 
     engine = RecordingEngine()
     t2_prepared = threading.Event()
@@ -75,30 +94,15 @@ def test_t69_a_prepared_later_transaction_is_rolled_back_and_applied_again(
 def test_t65_a_later_transaction_still_applying_gives_its_lock_up(tmp_path: Path) -> None:
     """T2 (later) holds row 1 and is still applying when T1 needs the row: T2's next lock
     request fails with a deadlock, it rolls back and retries, and commits after T1."""
-    setup, content, tables = simulate_with_tables(SPEC)
-    table = tables["shop.sbtest1"]
-    rows = {row[0]: row for row in content["shop.sbtest1"]}
-    last = setup[-1]
-    base = {"commit_time_us": last.commit_time_us, "file_index": last.file_index}
+    stream = Stream()
+    table, rows = stream.table, stream.rows
     t1_row1 = _update(table, rows[1], 1, 1002)
-    t2_row1 = _update(table, t1_row1.after, 1, 2003)  # type: ignore[arg-type]
+    assert t1_row1.after is not None
+    t2_row1 = _update(table, t1_row1.after, 1, 2003)
     t2_row3 = RowChange(table, "delete", rows[3], None)  # its own rows event
-    t1 = GeneratedTransaction(
-        last.gno + 1,
-        last.sequence_number,
-        last.sequence_number + 1,
-        changes=(_update(table, rows[2], 1, 1001), t1_row1),
-        **base,
-    )  # type: ignore[arg-type]
-    t2 = GeneratedTransaction(
-        last.gno + 2,
-        last.sequence_number,
-        last.sequence_number + 2,
-        changes=(t2_row1, t2_row3),
-        **base,
-    )  # type: ignore[arg-type]
-    files = write_binlogs([*setup, t1, t2], tmp_path / "source", server_uuid=SPEC.server_uuid)
-    copy_into_relay_log(files, tmp_path / "data")
+    t1 = stream.transaction(1, _update(table, rows[2], 1, 1001), t1_row1)
+    t2 = stream.transaction(2, t2_row1, t2_row3)
+    stream.write(tmp_path, t1, t2)
 
     engine = RecordingEngine()
     replica = Replica(tmp_path / "data", workers=2, commit_order=True, engine=engine)

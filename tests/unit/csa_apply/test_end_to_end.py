@@ -5,6 +5,7 @@ content"), with and without commit order, at several worker counts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,15 +13,15 @@ from spark_replica.applier_core.binlog.generator.simulate import Dependency, Wor
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, generate
 
 
-@pytest.mark.parametrize("commit_order", [True, False], ids=["rpco", "no-rpco"])
-@pytest.mark.parametrize("workers", [1, 4])
-def test_generated_workload_ends_in_the_expected_content(
-    tmp_path: Path, workers: int, commit_order: bool
-) -> None:
-    spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=300, conflict_share=0.3, seed=7)
+def _apply_all(tmp_path: Path, spec: WorkloadSpec, **options: Any) -> None:
+    """Apply the whole generated stream of ``spec`` with a CSA channel (``Replica`` options);
+    it must end without error in the generator's content."""
+    retries = options.pop("retries", None)
     transactions, content, files = generate(spec, tmp_path / "source")
     copy_into_relay_log(files, tmp_path / "data")
-    replica = Replica(tmp_path / "data", workers=workers, commit_order=commit_order)
+    replica = Replica(tmp_path / "data", **options)
+    if retries is not None:
+        replica.settings.set_internal("replica_transaction_retries", retries)
     try:
         replica.start()
         assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
@@ -29,6 +30,15 @@ def test_generated_workload_ends_in_the_expected_content(
         assert replica.content() == content
     finally:
         replica.close()
+
+
+@pytest.mark.parametrize("commit_order", [True, False], ids=["rpco", "no-rpco"])
+@pytest.mark.parametrize("workers", [1, 4])
+def test_generated_workload_ends_in_the_expected_content(
+    tmp_path: Path, workers: int, commit_order: bool
+) -> None:
+    spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=300, conflict_share=0.3, seed=7)
+    _apply_all(tmp_path, spec, workers=workers, commit_order=commit_order)
 
 
 def test_conflicting_rows_under_wrong_dependency_data(tmp_path: Path) -> None:
@@ -39,18 +49,7 @@ def test_conflicting_rows_under_wrong_dependency_data(tmp_path: Path) -> None:
     transactions commit out of order; no replica can promise the source's content then.)"""
     spec = WorkloadSpec(tables=1, rows_per_table=20, transactions=400, conflict_share=0.5,
                         dependency=Dependency.BROKEN, seed=11)  # fmt: skip
-    transactions, content, files = generate(spec, tmp_path / "source")
-    copy_into_relay_log(files, tmp_path / "data")
-    replica = Replica(tmp_path / "data", workers=4, commit_order=True)
-    replica.settings.set_internal("replica_transaction_retries", 1000)
-    try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
-        assert replica.content() == content
-    finally:
-        replica.close()
+    _apply_all(tmp_path, spec, workers=4, commit_order=True, retries=1000)
 
 
 @pytest.mark.parametrize("commit_order", [True, False], ids=["rpco", "no-rpco"])
@@ -59,14 +58,4 @@ def test_conflicting_rows_with_writeset_dependencies(tmp_path: Path, commit_orde
     with many conflicts: exact content with and without commit order."""
     spec = WorkloadSpec(tables=2, rows_per_table=30, transactions=400, conflict_share=0.5,
                         dependency=Dependency.WRITESET, clients=16, seed=5)  # fmt: skip
-    transactions, content, files = generate(spec, tmp_path / "source")
-    copy_into_relay_log(files, tmp_path / "data")
-    replica = Replica(tmp_path / "data", workers=8, commit_order=commit_order)
-    try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
-        assert replica.content() == content
-    finally:
-        replica.close()
+    _apply_all(tmp_path, spec, workers=8, commit_order=commit_order)

@@ -9,9 +9,15 @@ import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.channels.config import Until, UntilKind
+from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage import RowChange, TransactionRef
-from tests.unit.csa_apply.harness import WAIT, Replica, copy_into_relay_log, generate
+from tests.unit.csa_apply.harness import (
+    WAIT,
+    Replica,
+    copy_into_relay_log,
+    generate,
+    insert_locally,
+)
 
 SPEC = WorkloadSpec(tables=2, rows_per_table=20, transactions=200, seed=3)
 
@@ -99,20 +105,6 @@ def test_t38_until_sql_before_gtids_stops_before_them(tmp_path: Path) -> None:
         replica.close()
 
 
-def _occupy(replica: Replica, schema: str, table: str, row: tuple[object, ...]) -> None:
-    """Commit ``row`` on the replica behind the applier's back (a conflicting local write)."""
-    session = replica.engine.session("local")
-    session.begin(TransactionRef("local:1", -1))
-
-    class Map:
-        def __init__(self) -> None:
-            self.schema, self.table = schema, table
-
-    session.apply_rows(Map(), [RowChange.insert(row)])
-    session.prepare()
-    session.commit()
-
-
 def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
     first = WorkloadSpec(tables=1, rows_per_table=5, transactions=50, database="one", seed=1)
     second = WorkloadSpec(tables=1, rows_per_table=5, transactions=300, database="two", seed=2,
@@ -139,7 +131,7 @@ def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
             if c.kind == "insert"
         )
         assert later.after is not None
-        _occupy(c1, "one", later.table.name, later.after)
+        insert_locally(c1.engine, "one", later.table.name, later.after)
         c1.start()
         c2.start()
         assert c1.exited.wait(WAIT)
@@ -202,5 +194,19 @@ def test_t74_applied_relay_log_files_are_purged(tmp_path: Path) -> None:
         assert left == [files[-1].name]  # every applied file but the last (active) one
         assert (relay / "relay-bin-c1.index").read_text().split() == [files[-1].name]
         assert replica.content() == content
+    finally:
+        replica.close()
+
+
+def test_t39_the_applier_itself_refuses_other_until_conditions(tmp_path: Path) -> None:
+    replica, _ = _replica(tmp_path)
+    try:
+        with pytest.raises(ReplicaError) as info:
+            replica.start(Until(UntilKind.SOURCE_POS, log_file="binlog.000001", log_pos=4))
+        assert info.value.code == 7505
+        assert info.value.message == (
+            "Replica SQL for channel: 'c1' Change Stream Applier accepts the following UNTIL "
+            "conditions: SQL_BEFORE_GTIDS and SQL_AFTER_GTIDS"
+        )
     finally:
         replica.close()

@@ -91,3 +91,19 @@ def test_a_worker_cannot_stop_its_own_pool() -> None:
 def test_a_pool_needs_a_worker() -> None:
     with pytest.raises(ValueError):
         ThreadPool("none", 0)
+
+
+def test_a_spare_worker_runs_the_queue_while_the_workers_are_blocked() -> None:
+    release, ran = threading.Event(), threading.Event()
+    pool = ThreadPool("spare", 1, capacity=4)
+    try:
+        pool.submit(release.wait)  # the only worker blocks
+        pool.submit(ran.set)
+        assert pool.add_spare(limit=1)
+        assert not pool.add_spare(limit=1)  # the limit holds
+        assert ran.wait(10)
+        assert pool.workers == 1  # spares are not counted
+    finally:
+        release.set()
+        pool.stop()
+    assert not pool.add_spare(limit=5)  # stopped

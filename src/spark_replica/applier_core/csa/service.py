@@ -136,7 +136,7 @@ class CsaChannel:
         self._stop = threading.Event()
         self._in_flight: dict[str, FetchableTransaction] = {}
         self._in_flight_lock = threading.Lock()
-        self._until = _until(context.until)
+        self._until = _until(context.until, self.name)
         label = _label(self.name)
         self.memory = ResourceMonitor(self.name)
         limit = effective_event_memory_limit(
@@ -376,9 +376,11 @@ def _label(channel: str) -> str:
     return f"csa-{channel}" if channel else "csa"
 
 
-def _until(until: Until | None) -> _Until | None:
+def _until(until: Until | None, channel: str) -> _Until | None:
+    """The UNTIL condition to watch; START REPLICA refuses the others before, this is the
+    applier's own check (ER_CSA_UNSUPPORTED_UNTIL_COND)."""
     if until is None:
         return None
     if until.kind not in (UntilKind.SQL_BEFORE_GTIDS, UntilKind.SQL_AFTER_GTIDS):
-        raise ReplicaError.from_code(ErrorCode.CSA_UNSUPPORTED_UNTIL_COND, "")
+        raise ReplicaError.from_code(ErrorCode.CSA_UNSUPPORTED_UNTIL_COND, channel)
     return _Until(until.kind, GtidSet.parse(until.gtids), GtidSet())

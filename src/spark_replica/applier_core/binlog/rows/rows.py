@@ -175,9 +175,10 @@ def _codecs(table: TableDefinition | TableMapEvent, present: int, width: int) ->
     return codecs
 
 
-def _padding(buf: bytes, pos: int, present: int) -> bool:
+def _padding(buf: bytes, pos: int, present: int, end: int | None = None) -> bool:
+    """Whether the first row's NULL bitmap (at ``pos``) sets its unused high bits."""
     count = present.bit_count()
-    if not count % 8 or pos + (count + 7) // 8 > len(buf):
+    if not count % 8 or pos + (count + 7) // 8 > (len(buf) if end is None else end):
         return False
     return bool(buf[pos + count // 8] >> (count % 8))
 
@@ -229,7 +230,6 @@ class _Plan(NamedTuple):
     present: int
     after_bits: int | None
     bitmap_padding: tuple[int, int]
-    null_probe: tuple[int, int] | None
     decoder: RowsDecoder
 
 
@@ -240,12 +240,6 @@ def _plan_head_size(definition: TableDefinition, type_code: int) -> int:
         return -1
     size = 2 + (0 if type_code in V1_TYPES else 2) + 1
     return size + ((count + 7) >> 3) * (2 if KIND.get(type_code) is RowKind.UPDATE else 1)
-
-
-def _null_probe(present: int) -> tuple[int, int] | None:
-    """Where the unused bits of a row's NULL bitmap are: (byte offset, shift), if any."""
-    count = present.bit_count()
-    return None if not count % 8 else (count // 8, count % 8)
 
 
 def decode_rows_event_at(
@@ -276,10 +270,8 @@ def decode_rows_event_at(
     plan = plans.get(data[start:pos])
     if plan is None or pos > end:
         return _decode_rows_event(header, data, end, post_header_len, table_maps)
-    _, flags, extra, width, present, after_bits, bitmap_padding, probe, decoder = plan
-    padding = False
-    if probe is not None and pos + probe[0] < end:
-        padding = bool(data[pos + probe[0]] >> probe[1])
+    _, flags, extra, width, present, after_bits, bitmap_padding, decoder = plan
+    padding = _padding(data, pos, present, end)
     rows: list[Any] = []
     try:
         rows_end = decoder(data[:end] if end != len(data) else data, pos, end, rows)
@@ -392,7 +384,7 @@ def _decode_rows_event(
     if id_size == 6 and pos - HEADER_LEN - 6 == _plan_head_size(definition, type_code):
         head = data[HEADER_LEN + 6 : pos]
         plan = _Plan(kind, flags, extra, width, present, after_bits, (pad_before, pad_after),
-                     _null_probe(present), decoder)  # fmt: skip
+                     decoder)  # fmt: skip
         definition.remember_plan(type_code, head, plan)
     event.rows = _decode_rows(kind, data, pos, decoder)
     return event

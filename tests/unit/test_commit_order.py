@@ -1,0 +1,67 @@
+"""CommitOrderGate: commits in ticket order (WL#7846), whatever order transactions end in."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from spark_replica.applier_core.commit_order import CommitOrderFailed, CommitOrderGate
+
+
+def test_turns_come_in_ticket_order_whatever_order_tickets_finish_in() -> None:
+    gate = CommitOrderGate()
+    assert gate.wait_turn(0, 0)
+    assert not gate.wait_turn(2, 0)
+    gate.finished(1)  # ends early (cut off, skipped): ticket 2 still waits for 0
+    assert not gate.wait_turn(2, 0) and gate.next_ticket == 0
+    gate.finished(0)
+    assert gate.next_ticket == 2 and gate.wait_turn(2, 0)
+    gate.finished(0)  # twice: nothing happens
+    assert gate.next_ticket == 2
+
+
+def test_a_waiter_goes_when_its_predecessors_finish() -> None:
+    gate = CommitOrderGate()
+    order: list[int] = []
+    started = threading.Barrier(4)
+
+    def commit(ticket: int) -> None:
+        started.wait()
+        assert gate.wait_turn(ticket, 30)
+        order.append(ticket)
+        gate.finished(ticket)
+
+    threads = [threading.Thread(target=commit, args=(t,), name=f"t{t}") for t in (3, 1, 2)]
+    for thread in threads:
+        thread.start()
+    started.wait()
+    gate.finished(0)
+    for thread in threads:
+        thread.join()
+    assert order == [1, 2, 3]
+    assert gate.waits >= 1
+
+
+def test_a_failure_releases_every_waiter_with_its_error() -> None:
+    gate = CommitOrderGate()
+    caught: list[BaseException] = []
+    waiting = threading.Event()
+
+    def follower() -> None:
+        waiting.set()
+        try:
+            gate.wait_turn(5, 30)
+        except CommitOrderFailed as exc:
+            caught.append(exc.cause)
+
+    thread = threading.Thread(target=follower, name="follower")
+    thread.start()
+    waiting.wait()
+    cause = RuntimeError("transaction 0 failed")
+    gate.fail(cause)
+    gate.fail(RuntimeError("later"))  # the first failure is kept
+    thread.join()
+    assert caught == [cause]
+    with pytest.raises(CommitOrderFailed):
+        gate.wait_turn(0, 0)
