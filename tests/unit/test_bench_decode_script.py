@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "bench_decode.py"
-MODULE_NAME = "_bench_decode_script"
+from tests.helpers.scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """The script imported as a module (registered while in use, as dataclasses need)."""
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("bench_decode") as module:
         yield module
-    finally:
-        sys.modules.pop(MODULE_NAME, None)
 
 
 def test_quick_run_prints_the_summary_and_reuses_its_cache(

@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_applier.py"
-MODULE_NAME = "_bench_applier_script"
+from tests.helpers.scripts import bench_script
 
 
 @pytest.fixture
 def bench() -> Iterator[ModuleType]:
-    """The script imported as a module (registered while in use, as dataclasses need)."""
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("bench_applier") as module:
         yield module
-    finally:
-        sys.modules.pop(MODULE_NAME, None)
 
 
 def test_quick_run_reports_every_configuration(

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_scheduler.py"
-MODULE_NAME = "_bench_scheduler_script"
+from tests.helpers.scripts import bench_script
 
 
 @pytest.fixture
 def bench() -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module  # dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("bench_scheduler") as module:
         yield module
-    finally:
-        sys.modules.pop(MODULE_NAME, None)
 
 
 def test_quick_run_reports_every_configuration(
