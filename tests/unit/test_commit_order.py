@@ -40,7 +40,29 @@ def test_a_waiter_goes_when_its_predecessors_finish() -> None:
     for thread in threads:
         thread.join()
     assert order == [1, 2, 3]
-    assert gate.waits >= 1
+
+
+def test_waits_counts_the_calls_that_had_to_wait() -> None:
+    gate = CommitOrderGate()
+    assert gate.wait_turn(0, 0) and gate.waits == 0  # its turn: no wait
+    assert not gate.wait_turn(1, 0) and gate.waits == 1
+    gate.finished(0)
+    assert gate.wait_turn(1, 0) and gate.waits == 1
+
+
+def test_a_gate_failed_from_a_ticket_lets_the_earlier_ones_through() -> None:
+    gate = CommitOrderGate()
+    gate.fail(RuntimeError("stopping"), from_ticket=2)
+    assert gate.wait_turn(0, 0)
+    gate.finished(0)
+    assert gate.wait_turn(1, 0)
+    gate.finished(1)
+    for ticket in (2, 3):
+        with pytest.raises(CommitOrderFailed, match="stopping"):
+            gate.wait_turn(ticket, 0)
+    gate.fail(RuntimeError("failed"))  # for all now; the first cause is kept
+    with pytest.raises(CommitOrderFailed, match="stopping"):
+        gate.wait_turn(1, 0)
 
 
 def test_a_failure_releases_every_waiter_with_its_error() -> None:

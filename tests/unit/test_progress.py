@@ -80,3 +80,45 @@ def test_wait_for_returns_once_every_gtid_is_executed() -> None:
     executed.add(UUID, "", 4)
     thread.join()
     assert done.is_set() and executed.wait_for(target, 0)
+
+
+def test_wait_for_counts_each_missing_gtid_once() -> None:
+    """A GTID added twice (a skipped duplicate) does not stand for another one the waiter
+    still misses; GTIDs outside its set do not count either."""
+    executed = ExecutedGtids(GtidSet.parse(f"{UUID}:1"))
+    target = GtidSet.parse(f"{UUID}:1-3")
+    results: list[bool] = []
+    registered = threading.Event()
+
+    class Watching(GtidSet):
+        def subtract(self, other: GtidSet) -> GtidSet:
+            try:
+                return super().subtract(other)
+            finally:
+                registered.set()
+
+    watched = Watching()
+    watched.update(target)
+    thread = threading.Thread(target=lambda: results.append(executed.wait_for(watched, 30)),
+                              name="waiter")  # fmt: skip
+    thread.start()
+    assert registered.wait(30)
+    executed.add(UUID, "", 2)
+    executed.add(UUID, "", 2)  # again: still missing 3
+    executed.add(UUID, "", 1)  # executed before the wait: counts for nothing
+    executed.add(UUID, "", 9)  # not in the set
+    assert not executed.wait_for(GtidSet.parse(f"{UUID}:3"), 0)
+    assert thread.is_alive()
+    executed.add(UUID, "", 3)
+    thread.join(30)
+    assert results == [True]
+    assert executed.snapshot().format() == f"{UUID}:1-3:9"
+
+
+def test_gtid_set_count_and_appending_add() -> None:
+    gtids = GtidSet.parse(f"{UUID}:1-3:7")
+    gtids.add(UUID, "", 8)  # extends the last interval
+    gtids.add(UUID, "", 4)  # joins 1-3
+    gtids.add(UUID, "", 6)  # joins 7-8
+    assert gtids.format() == f"{UUID}:1-4:6-8"
+    assert gtids.count() == 7 and GtidSet().count() == 0

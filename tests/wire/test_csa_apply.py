@@ -126,3 +126,32 @@ def test_an_apply_error_stops_the_sql_thread_with_mysqls_texts(
         failed = cursor.fetchall()
         assert len(failed) == 1 and failed[0][0] == 1062
         assert failed[0][1].startswith("Worker ")
+
+
+def test_reset_replica_deletes_the_relay_log_files(
+    tmp_path: Path, port: int, engine: InMemoryEngine
+) -> None:
+    """RESET REPLICA (stopped channel) deletes every relay log file and empties the index;
+    what was applied stays applied (gtid_executed is the server's, not the channel's)."""
+    transactions, content, files = generate(SPEC, tmp_path / "source")
+    copy_into_relay_log(files, tmp_path / "data")
+    relay_dir = tmp_path / "data" / "relay" / "c1"
+    assert sorted(p.name for p in relay_dir.glob("binlog.*")) == [p.name for p in files]
+    everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(CSA_CHANNEL)
+        cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        assert _wait_until(lambda: everything.is_subset(_executed(cursor)))
+        cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        cursor.execute("RESET REPLICA FOR CHANNEL 'c1'")
+        assert list(relay_dir.glob("binlog.*")) == []
+        assert (relay_dir / "relay-bin-c1.index").read_text() == ""
+        cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")  # nothing left to apply
+        assert _status(cursor)["Replica_SQL_Running"] == "Yes"
+        cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        assert _executed(cursor) == everything
+        cursor.execute("RESET REPLICA ALL FOR CHANNEL 'c1'")  # the channel goes too
+        cursor.execute("SELECT COUNT(*) FROM performance_schema.replication_applier_configuration "
+                       "WHERE CHANNEL_NAME = 'c1'")  # fmt: skip
+        assert cursor.fetchone()[0] == 0
+    assert engine_content(engine) == content

@@ -5,7 +5,9 @@ through the gate). ``wait_turn(t)`` returns once every ticket before ``t`` is ``
 the caller then commits and calls ``finished(t)``, which lets ``t + 1`` go. A ticket whose
 transaction commits nothing (cut off, skipped, rolled back) must still be finished, or its
 followers wait forever. ``fail(error)`` ends the gate: every waiter, now and later, gets
-``error`` (the followers of a transaction that failed roll back, WL#7846 W8).
+``error`` (the followers of a transaction that failed roll back, WL#7846 W8);
+``fail(error, from_ticket=t)`` ends it for ``t`` and its followers only (a transaction given
+up at a stop: those before it still commit, none after it does).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ class CommitOrderGate:
     def __init__(self, first: int = 0) -> None:
         # _turn guards _next, _done_ahead and _failure; waiters sleep on it.
         self._turn = threading.Condition()
+        self._first = first
         self._next = first
         self._done_ahead: set[int] = set()
         self._failure: BaseException | None = None
+        self._failed_from: int | None = None  # tickets from here on get _failure
         self.waits = 0
         """How many ``wait_turn`` calls had to wait for a predecessor."""
 
@@ -46,14 +50,18 @@ class CommitOrderGate:
             CommitOrderFailed: the gate failed (before or while waiting).
         """
         with self._turn:
-            if self._failure is None and ticket > self._next:
+            if not self._failed(ticket) and ticket > self._next:
                 self.waits += 1
             ready = self._turn.wait_for(
-                lambda: self._failure is not None or ticket <= self._next, timeout
+                lambda: self._failed(ticket) or ticket <= self._next, timeout
             )
-            if self._failure is not None:
+            if self._failed(ticket):
+                assert self._failure is not None
                 raise CommitOrderFailed(self._failure)
             return ready
+
+    def _failed(self, ticket: int) -> bool:
+        return self._failed_from is not None and ticket >= self._failed_from
 
     def finished(self, ticket: int) -> None:
         """``ticket``'s transaction committed (or will commit nothing): its successors go."""
@@ -69,9 +77,14 @@ class CommitOrderGate:
             if advanced:
                 self._turn.notify_all()
 
-    def fail(self, error: BaseException) -> None:
-        """End the gate: every waiter gets ``error``. The first failure is kept."""
+    def fail(self, error: BaseException, *, from_ticket: int | None = None) -> None:
+        """End the gate for ``from_ticket`` and every later ticket (None: for all): their
+        waiters, now and later, get ``error``. The first error is kept, and the lowest
+        ticket."""
         with self._turn:
             if self._failure is None:
                 self._failure = error
+            start = self._first if from_ticket is None else from_ticket
+            if self._failed_from is None or start < self._failed_from:
+                self._failed_from = start
             self._turn.notify_all()

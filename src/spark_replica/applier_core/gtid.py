@@ -82,7 +82,15 @@ class GtidSet:
         intervals[index:end] = [(first, last)]
 
     def add(self, uuid: str, tag: str, gno: int) -> None:
+        intervals = self._sids.get((uuid, tag))
+        if intervals and intervals[-1][1] == gno - 1:  # the usual case: the next GTID
+            intervals[-1] = (intervals[-1][0], gno)
+            return
         self.add_interval(uuid, tag, gno, gno)
+
+    def count(self) -> int:
+        """The number of GTIDs in the set."""
+        return sum(last - first + 1 for runs in self._sids.values() for first, last in runs)
 
     def contains(self, uuid: str, tag: str, gno: int) -> bool:
         intervals = self._sids.get((uuid, tag))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from spark_replica.applier_core.gtid import GtidSet
@@ -31,6 +32,16 @@ class ProgressStore(Protocol):
         ...
 
 
+@dataclass(slots=True, eq=False)
+class _Waiter:
+    """A ``wait_for`` call: its set, how many of its GTIDs are not executed yet, and the
+    condition (on the set's lock) it waits on."""
+
+    gtids: GtidSet
+    missing: int
+    done: threading.Condition
+
+
 class ExecutedGtids:
     """``@@global.gtid_executed``, shared by every channel. Thread-safe."""
 
@@ -43,12 +54,10 @@ class ExecutedGtids:
     ) -> None:
         self._settings = settings
         self._store = store
-        # _lock guards _set, _version, _published, _published_at and _targets (the sets
-        # waiters wait for); _publishing orders
-        # publishers, so an older snapshot is never stored after a newer one.
+        # _lock guards _set, _version, _published, _published_at and _waiters; _publishing
+        # orders publishers, so an older snapshot is never stored after a newer one.
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._targets: list[GtidSet] = []
+        self._waiters: list[_Waiter] = []
         self._publishing = threading.Lock()
         self._set = initial.copy() if initial is not None else GtidSet()
         self._version = 0
@@ -69,20 +78,30 @@ class ExecutedGtids:
 
     def add(self, uuid: str, tag: str, gno: int) -> None:
         with self._lock:
+            waiters = self._waiters
+            if waiters and not self._set.contains(uuid, tag, gno):
+                for waiter in waiters:
+                    if waiter.gtids.contains(uuid, tag, gno):
+                        waiter.missing -= 1
+                        if not waiter.missing:
+                            waiter.done.notify()
             self._set.add(uuid, tag, gno)
             self._version += 1
-            if self._targets and any(t.contains(uuid, tag, gno) for t in self._targets):
-                self._changed.notify_all()
 
     def wait_for(self, gtids: GtidSet, timeout: float | None = None) -> bool:
         """Wait until every GTID of ``gtids`` is executed (what WAIT_FOR_EXECUTED_GTID_SET
-        does); False when ``timeout`` seconds passed first."""
+        does); False when ``timeout`` seconds passed first. The waiter counts the GTIDs it
+        still misses and is woken once, when the last of them is added."""
         with self._lock:
-            self._targets.append(gtids)  # woken only when one of its GTIDs is added
+            missing = gtids.subtract(self._set).count()
+            if not missing:
+                return True
+            waiter = _Waiter(gtids, missing, threading.Condition(self._lock))
+            self._waiters.append(waiter)
             try:
-                return self._changed.wait_for(lambda: gtids.is_subset(self._set), timeout)
+                return waiter.done.wait_for(lambda: not waiter.missing, timeout)
             finally:
-                self._targets.remove(gtids)
+                self._waiters.remove(waiter)
 
     def snapshot(self) -> GtidSet:
         with self._lock:

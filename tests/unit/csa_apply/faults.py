@@ -1,5 +1,5 @@
 """An in-memory engine that records the order of commits and fails on demand: for the
-scenarios on commit order, retries and failures (T56, T57, T66–T68)."""
+scenarios on commit order, retries, conflicts and failures (T56, T57, T65–T70)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,9 @@ class Faults:
         self._calls: dict[int, int] = {}
         #: ``gno -> event``: set once the transaction has prepared.
         self.prepared: dict[int, threading.Event] = {}
+        #: ``gno -> (started, release)``: the first rollback of the open transaction sets
+        #: ``started``, then waits for ``release`` before it rolls back.
+        self.hold_rollback: dict[int, tuple[threading.Event, threading.Event]] = {}
         self.lock = threading.Lock()
 
     @staticmethod
@@ -98,6 +101,17 @@ class RecordingSession(InMemorySession):
         done = self._recording.faults.prepared.get(_gno(self.transaction))
         if done is not None:
             done.set()
+
+    def rollback(self) -> None:
+        if self.transaction is not None:
+            faults = self._recording.faults
+            with faults.lock:
+                hold = faults.hold_rollback.pop(_gno(self.transaction), None)
+            if hold is not None:
+                started, release = hold
+                started.set()
+                assert release.wait(30), "rollback held too long"
+        super().rollback()
 
     def commit(self, *, durable: bool = True) -> None:
         gno = _gno(self.transaction)

@@ -1,5 +1,5 @@
-"""The transaction conflict manager, deterministically (T65, T69): a later transaction that
-has prepared and waits for its commit turn holds a row lock an earlier one needs."""
+"""The transaction conflict manager, deterministically (T65, T69, T70): a later transaction
+that has prepared and waits for its commit turn holds a row lock an earlier one needs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from spark_replica.applier_core.binlog.generator.simulate import (
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.csa.service import CsaChannel
+from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import TransactionRef
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
@@ -88,6 +89,56 @@ def test_t69_a_prepared_later_transaction_is_rolled_back_and_applied_again(
         final = {row[0]: row for row in replica.rows("shop", "sbtest1")}
         assert final[1] == t2_row1.after and final[2] == t1_row2.after
     finally:
+        replica.close()
+
+
+def test_t70_stop_during_a_conflict_rollback(tmp_path: Path) -> None:
+    """STOP REPLICA while the conflict manager rolls T2 back (WL10500.TCM.5): STOP waits for
+    the rollback, T2 is not applied again nor committed, no thread is left; the next START
+    applies T2."""
+    stream = Stream()
+    table, rows = stream.table, stream.rows
+    t1_row1 = _update(table, rows[1], 1, 1002)
+    assert t1_row1.after is not None
+    t2_row1 = _update(table, t1_row1.after, 1, 2003)
+    t1 = stream.transaction(1, _update(table, rows[2], 1, 1001), t1_row1)
+    t2 = stream.transaction(2, t2_row1)
+    stream.write(tmp_path, t1, t2)
+
+    engine = RecordingEngine()
+    t2_prepared, rolling_back, release = threading.Event(), threading.Event(), threading.Event()
+    engine.faults.hold_apply[t1.gno] = t2_prepared
+    engine.faults.prepared[t2.gno] = t2_prepared
+    engine.faults.hold_rollback[t2.gno] = (rolling_back, release)
+    replica = Replica(tmp_path / "data", workers=2, commit_order=True, engine=engine)
+    try:
+        replica.start()
+        assert rolling_back.wait(30)  # the conflict manager is rolling T2 back
+        handle = replica.handle
+        assert isinstance(handle, CsaChannel)
+        stopper = threading.Thread(target=replica.stop, name="stopper")
+        stopper.start()
+        assert handle.env.stopping.wait(30)  # STOP has begun
+        release.set()
+        stopper.join(30)
+        assert not stopper.is_alive()
+        assert replica.exits == []
+        assert t2.gno not in engine.commits  # T1 may have committed; T2 must not
+        setup = f"{SPEC.server_uuid}:1-{t2.gno - 2}"
+        assert replica.executed.wait_for(GtidSet.parse(setup), 0)
+        assert not replica.executed.contains(SPEC.server_uuid, "", t2.gno)
+        assert not [t for t in threading.enumerate() if t.name.startswith("csa")]
+
+        replica.start()  # the next START applies what is missing, T2 included
+        assert replica.wait_for(f"{SPEC.server_uuid}:1-{t2.gno}")
+        replica.stop()
+        assert replica.exits == []
+        assert engine.commits.count(t1.gno) == 1 and engine.commits.count(t2.gno) == 1
+        assert engine.commits.index(t1.gno) < engine.commits.index(t2.gno)
+        final = {row[0]: row for row in replica.rows("shop", "sbtest1")}
+        assert final[1] == t2_row1.after
+    finally:
+        release.set()
         replica.close()
 
 

@@ -140,6 +140,11 @@ class ChannelManager:
         self._channels[config.name] = channel
         return channel
 
+    def reset_relay_log(self, name: str) -> None:
+        """RESET REPLICA of a stopped channel: its relay log files go (ER_RELAY_LOG_FAIL when
+        they cannot)."""
+        self.relay_logs.reset(name)
+
     def remove(self, name: str) -> None:
         channel = self._channels.pop(name, None)
         if channel is not None:

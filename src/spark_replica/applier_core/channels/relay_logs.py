@@ -11,7 +11,14 @@ from __future__ import annotations
 import os
 import threading
 
+from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog import RelayLog
+from spark_replica.applier_core.binlog.relaylog.index import (
+    INDEX_SUFFIX,
+    relay_log_base_name,
+    relay_log_directory,
+)
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 
 
 class RelayLogs:
@@ -39,6 +46,22 @@ class RelayLogs:
                 found.open()
                 self._open[channel] = found
             return found
+
+    def reset(self, channel: str) -> list[str]:
+        """RESET REPLICA: delete the channel's relay log files; the receiver's next write
+        starts ``<base>.000001``. Returns the names removed (none when the channel never
+        had a relay log). Its threads must be stopped.
+
+        Raises:
+            ReplicaError: ER_RELAY_LOG_FAIL (1371), the files cannot be removed.
+        """
+        directory = relay_log_directory(self.data_dir, channel)
+        if not (directory / f"{relay_log_base_name(channel)}{INDEX_SUFFIX}").exists():
+            return []
+        try:
+            return self.get(channel).remove_all()
+        except (BinlogError, OSError) as exc:
+            raise ReplicaError.from_code(ErrorCode.RELAY_LOG_FAIL, str(exc)) from exc
 
     def close(self, channel: str) -> None:
         """Close the channel's relay log if it is open (its threads are stopped)."""

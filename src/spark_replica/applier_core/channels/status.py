@@ -126,12 +126,15 @@ class StatusBoard:
 
     def update_worker(self, worker_id: int, **changes: object) -> None:
         with self._lock:
-            for worker in self._status.workers:
-                if worker.worker_id == worker_id:
-                    for key, value in changes.items():
-                        setattr(worker, key, value)
-                    return
-        raise KeyError(worker_id)
+            workers = self._status.workers
+            if 0 < worker_id <= len(workers) and workers[worker_id - 1].worker_id == worker_id:
+                found: WorkerStatus | None = workers[worker_id - 1]  # rows are by id, from 1
+            else:
+                found = next((w for w in workers if w.worker_id == worker_id), None)
+            if found is None:
+                raise KeyError(worker_id)
+            for key, value in changes.items():
+                setattr(found, key, value)
 
     def add_retries(self, count: int = 1) -> None:
         with self._lock:

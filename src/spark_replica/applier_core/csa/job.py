@@ -64,6 +64,14 @@ class JobState(enum.Enum):
     """It has claimed its commit turn: nobody rolls it back any more."""
     DONE = "done"
     TRUNCATED = "truncated"
+    """Cut off in the relay log: commits nothing; the next copy of it applies it."""
+    ABANDONED = "abandoned"
+    """Given up, not committed, because the channel stops (STOP REPLICA, or another job's
+    failure): applied again after the next START."""
+
+
+class ChannelStopping(Exception):
+    """Why a job was given up: the channel stops (the commit-order gate's cause)."""
 
 
 class JobFailed(Exception):
@@ -146,13 +154,13 @@ class Job:
         self.ref = TransactionRef(trx.gtid_text, task_id)
         self.retries = 0
         self.started = 0.0
-        # _lock guards _state, _conflict and the hand-over of _session between a worker and
-        # the conflict manager; _settled is set when a rollback by the conflict manager ends.
+        # _lock guards _state, _conflict, _settling and the hand-over of _session between a
+        # worker and the conflict manager; _settling, made when the conflict manager starts a
+        # rollback, is set when it ends.
         self._lock = threading.Lock()
         self._state = JobState.QUEUED
         self._conflict = False
-        self._settled = threading.Event()
-        self._settled.set()
+        self._settling: threading.Event | None = None
         self._session: EngineSession | None = None
         self._durable_session: EngineSession | None = None
         self._source_log = trx.start.file
@@ -173,11 +181,11 @@ class Job:
         that to the service, which stops the channel."""
         worker = self.env.workers.current()
         if not self.env.commit_order:
-            if self._apply(worker):
+            if self._start_applying() and self._apply(worker):
                 self._commit(worker)
             self.finish()
         elif phase == 0:
-            if self._apply(worker):
+            if self._start_applying() and self._apply(worker):
                 self._set_applied(worker)
         elif step is Step.START:
             self._claim_commit_turn(worker)
@@ -186,6 +194,24 @@ class Job:
             self.finish()
 
     # -- applying ------------------------------------------------------------------------------
+
+    def _start_applying(self) -> bool:
+        """False (the job is given up) when the channel stops before it starts: STOP REPLICA
+        lets the jobs that have started end, and starts no new one."""
+        if self.env.stopping.is_set():
+            self._abandon()
+            return False
+        return True
+
+    def _abandon(self) -> None:
+        """Give the job up because the channel stops: roll back, commit nothing; under
+        commit order none after it commits either, so the committed ones stay a prefix of
+        the relay log (the next START applies the rest)."""
+        self._rollback()
+        with self._lock:
+            self._state = JobState.ABANDONED
+        if self.env.commit_order and self.env.gate is not None:
+            self.env.gate.fail(ChannelStopping(self.trx.gtid_text), from_ticket=self.task_id)
 
     def _apply(self, worker: int) -> bool:
         """Apply and prepare, retrying transient errors; False when the transaction was cut
@@ -202,11 +228,10 @@ class Job:
             try:
                 return self._apply_once(worker)
             except ApplyError as error:
-                self._rollback()
                 if self.env.stopping.is_set():  # the channel stops: give the work up
-                    with self._lock:
-                        self._state = JobState.TRUNCATED
+                    self._abandon()
                     return False
+                self._rollback()
                 if error.transient and self.retries < self.env.retries:
                     self._retry(worker, error)
                     continue
@@ -217,6 +242,9 @@ class Job:
                     if self._wait_for_head():
                         self._retry(worker, error)
                         continue
+                    if self.env.stopping.is_set():  # the head never comes: stopping
+                        self._abandon()
+                        return False
                 if self.env.commit_order and not waited_for_head:
                     # Fail at the head: every earlier transaction commits first, so the
                     # channel stops right before this one (WL#7846 FR8).
@@ -309,15 +337,17 @@ class Job:
     def _claim_commit_turn(self, worker: int) -> None:
         """Step.START of the commit phase: take the turn (nobody rolls the job back after);
         a job the conflict manager rolled back applies again first."""
-        self._settled.wait()
+        self.wait_settled()
         with self._lock:
             state = self._state
-            if state is JobState.TRUNCATED:
+            if state in (JobState.TRUNCATED, JobState.ABANDONED):
                 return
             if state is JobState.PREPARED:
                 self._state = JobState.COMMITTING
                 return
             assert state is JobState.ROLLED_BACK, state
+        if not self._start_applying():  # rolled back for an earlier one, and now stopping
+            return
         self.env.statistics.workers[worker - 1]["waits_for_commit_order"] += 1
         self.trx.rewind()
         if self._apply(worker):
@@ -336,10 +366,10 @@ class Job:
         try:
             if not gate.wait_turn(self.task_id):
                 raise AssertionError("an unbounded wait_turn returned")
-        except CommitOrderFailed:  # an earlier transaction failed: this one must not commit
+        except CommitOrderFailed:  # an earlier transaction failed or was given up
             self._rollback()
             with self._lock:
-                self._state = JobState.TRUNCATED
+                self._state = JobState.ABANDONED
             return
         try:
             self._commit(worker, durable=False)
@@ -411,7 +441,7 @@ class Job:
             if self._state is not JobState.PREPARED:
                 return False
             self._state = JobState.ROLLING_BACK
-            self._settled.clear()
+            self._settling = threading.Event()
         return True
 
     def roll_back_for_conflict(self) -> None:
@@ -421,11 +451,15 @@ class Job:
         finally:
             with self._lock:
                 self._state = JobState.ROLLED_BACK
-            self._settled.set()
+                settling = self._settling
+            assert settling is not None
+            settling.set()
 
     def wait_settled(self, timeout: float | None = None) -> bool:
         """Wait until no rollback by the conflict manager is in progress (TCM.5)."""
-        return self._settled.wait(timeout)
+        with self._lock:
+            settling = self._settling
+        return settling is None or settling.wait(timeout)
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -196,8 +196,11 @@ class CsaChannel:
 
     def stop(self) -> None:
         """Stop reading, let the transactions in flight end (a streamed one is truncated and
-        rolled back), join every thread. Idempotent; not from the channel's own threads."""
+        rolled back; a job that has not started applying, or must apply again after a
+        conflict rollback, is given up), join every thread. Idempotent; not from the
+        channel's own threads."""
         self._stop.set()
+        self.env.stopping.set()
         self.provider.stop()
         self._thread.join()
 

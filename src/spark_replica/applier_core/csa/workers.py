@@ -29,6 +29,7 @@ class WorkerBoard:
     def __init__(self, status: StatusBoard, count: int) -> None:
         self._status = status
         self._count = count
+        self._numbers: dict[int, int] = {}  # thread ident -> worker number
         status.set_workers(
             [WorkerStatus(worker_id=n, thread_id=next_thread_id()) for n in range(1, count + 1)]
         )
@@ -36,8 +37,12 @@ class WorkerBoard:
     def current(self) -> int:
         """The worker number (1-based) of the calling pool thread. A spare worker (started
         while the others wait for locks) counts as one of the numbered ones."""
-        name = threading.current_thread().name
-        return int(name.rsplit("-", 1)[1]) % self._count + 1
+        ident = threading.get_ident()
+        number = self._numbers.get(ident)
+        if number is None:
+            name = threading.current_thread().name
+            number = self._numbers[ident] = int(name.rsplit("-", 1)[1]) % self._count + 1
+        return number
 
     def applying(self, worker: int, job: Job) -> None:
         self._status.update_worker(worker, applying=_info(job, start=time.time()))

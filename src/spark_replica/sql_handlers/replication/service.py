@@ -260,6 +260,8 @@ class ReplicationService:
                 if channel.io_running or channel.sql_running:
                     raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_MUST_STOP, channel.name)
             ordered = sorted(targets, key=lambda c: c.name != DEFAULT_CHANNEL)
+            for channel in ordered:  # MySQL deletes the relay logs first, and stops on failure
+                self.manager.reset_relay_log(channel.name)
             new_configs = {c.name: self._after_reset(c, everything=statement.all) for c in ordered}
             # A default channel without a source has no metadata rows, as in MySQL.
             self.store.apply_channel_changes(

@@ -18,12 +18,15 @@ logger = logging.getLogger(__name__)
 
 TYPE_OFFSET = 4
 LENGTH_OFFSET = 9
-_U32 = struct.Struct("<I")
+U32 = struct.Struct("<I")
+"""The little-endian u32 of ``event_length``."""
+#: Bytes ``scan_tail`` reads at once (one read per event header was its cost at start).
+_SCAN_WINDOW = 1 << 20
 
 
 def event_length(data: bytes | memoryview, at: int = 0) -> int:
     """The ``event_length`` field of the common header starting at ``data[at]``."""
-    return int(_U32.unpack_from(data, at + LENGTH_OFFSET)[0])
+    return int(U32.unpack_from(data, at + LENGTH_OFFSET)[0])
 
 
 def event_type(header: bytes | memoryview) -> int:
@@ -131,19 +134,22 @@ def scan_tail(fd: int, file: str) -> TailScan:
     offset = len(MAGIC)
     last: int | None = None
     cause = ""
+    window, window_start = b"", offset  # file bytes read ahead, from ``window_start``
     while offset < size:
-        header = pread_exact(fd, HEADER_LEN, offset)
-        if len(header) < HEADER_LEN:
-            cause = f"partial event header ({len(header)} bytes)"
+        at = offset - window_start
+        if at + HEADER_LEN > len(window):
+            window, window_start, at = pread_exact(fd, _SCAN_WINDOW, offset), offset, 0
+        if len(window) - at < HEADER_LEN:
+            cause = f"partial event header ({len(window) - at} bytes)"
             break
-        length = event_length(header)
+        length = event_length(window, at)
         if length < HEADER_LEN:
             cause = f"corrupt event length {length}"
             break
         if offset + length > size:
             cause = f"partial event: length {length}, {size - offset} bytes written"
             break
-        last = event_type(header)
+        last = window[at + TYPE_OFFSET]
         offset += length
     if offset == size:
         return TailScan(offset, last, None)

@@ -22,6 +22,8 @@ from typing import NamedTuple
 from spark_replica.applier_core.binlog.constants import HEADER_LEN, MAGIC
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog.framing import (
+    LENGTH_OFFSET,
+    U32,
     check_length,
     check_magic,
     event_length,
@@ -32,7 +34,7 @@ from spark_replica.applier_core.binlog.relaylog.position import LogPosition, Rel
 from spark_replica.applier_core.binlog.relaylog.purge import Subscription
 from spark_replica.applier_core.binlog.relaylog.relay_log import RelayLog
 
-_CHUNK = 1 << 16
+_CHUNK = 1 << 18
 
 
 class RelayEvent(NamedTuple):
@@ -116,6 +118,17 @@ class RelayLogReader:
         Raises:
             BinlogError: a corrupt event or file; located by file and position.
         """
+        if self._state is ReaderState.OPEN and self._offset < self._limit:
+            # The hot path: the next event lies whole in the buffer.
+            start = self._offset
+            buffer = self._buffer
+            at = start - self._buffer_start
+            if 0 <= at and at + HEADER_LEN <= len(buffer):
+                length = U32.unpack_from(buffer, at + LENGTH_OFFSET)[0]
+                if length >= HEADER_LEN and at + length <= len(buffer):
+                    self._offset = end = start + length
+                    assert self._entry is not None
+                    return RelayEvent(self._entry.name, start, end, buffer[at : at + length])
         if self._state is ReaderState.CLOSED:
             raise RuntimeError("relay log reader is closed")
         if self._error is not None:
