@@ -76,6 +76,11 @@ DEFINITIONS: dict[str, VariableDef] = {
         VariableDef("replica_net_timeout", VarKind.INTEGER, 60, 1, 31536000),
         VariableDef("innodb_lock_wait_timeout", VarKind.INTEGER, 50, 1, 1073741824),
         VariableDef("relay_log_purge", VarKind.BOOLEAN, 1),
+        # The Change Stream Applier's own (read at START REPLICA; docs/csa.md): prefetch the
+        # active relay log file too (complete files are always prefetched), and read the
+        # relay log in a thread of its own rather than in the service thread.
+        VariableDef("replica_applier_prefetcher", VarKind.BOOLEAN, 0),
+        VariableDef("replica_applier_async_provider", VarKind.BOOLEAN, 0),
         VariableDef("max_relay_log_size", VarKind.INTEGER, 0, 0, 1073741824, block_size=4096),
         VariableDef("server_id", VarKind.INTEGER, 1, 0, 4294967295),
         VariableDef("server_uuid", VarKind.STRING, "", read_only=True),
@@ -88,7 +93,9 @@ DEFINITIONS: dict[str, VariableDef] = {
 ALIASES = {
     "slave_" + name.removeprefix("replica_"): name
     for name in DEFINITIONS
-    if name.startswith("replica_") and name != "replica_max_allowed_packet"
+    if name.startswith("replica_")
+    and name != "replica_max_allowed_packet"
+    and not name.startswith("replica_applier_")  # our own: no MySQL 8.0 name
 } | {"slave_max_allowed_packet": "replica_max_allowed_packet"}
 
 #: Values a statement may not persist: derived from other state or generated once.

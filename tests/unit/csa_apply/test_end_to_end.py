@@ -17,11 +17,14 @@ def _apply_all(tmp_path: Path, spec: WorkloadSpec, **options: Any) -> None:
     """Apply the whole generated stream of ``spec`` with a CSA channel (``Replica`` options);
     it must end without error in the generator's content."""
     retries = options.pop("retries", None)
+    variables: dict[str, int] = options.pop("variables", {})
     transactions, content, files = generate(spec, tmp_path / "source")
     copy_into_relay_log(files, tmp_path / "data")
     replica = Replica(tmp_path / "data", **options)
     if retries is not None:
         replica.settings.set_internal("replica_transaction_retries", retries)
+    for name, value in variables.items():
+        replica.settings.set_internal(name, value)
     try:
         replica.start()
         assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
@@ -59,3 +62,23 @@ def test_conflicting_rows_with_writeset_dependencies(tmp_path: Path, commit_orde
     spec = WorkloadSpec(tables=2, rows_per_table=30, transactions=400, conflict_share=0.5,
                         dependency=Dependency.WRITESET, clients=16, seed=5)  # fmt: skip
     _apply_all(tmp_path, spec, workers=8, commit_order=commit_order)
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"replica_applier_async_provider": 1},
+        {"replica_applier_prefetcher": 1},
+        {"replica_applier_async_provider": 1, "replica_applier_prefetcher": 1},
+    ],
+    ids=["async-provider", "prefetch-active", "both"],
+)
+def test_the_optional_provider_thread_and_prefetcher(
+    tmp_path: Path, variables: dict[str, int]
+) -> None:
+    """The asynchronous provider (DES.TS.0040) and the prefetcher on the active file too
+    (DES.PF.0010) change nothing in what is applied; relay log files rotate every 50
+    transactions, so complete files are prefetched as well."""
+    spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=300, conflict_share=0.3,
+                        rotate_every=50, seed=9)  # fmt: skip
+    _apply_all(tmp_path, spec, workers=4, commit_order=True, variables=variables)

@@ -20,6 +20,7 @@ from typing import Self
 
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLog
+from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed
 from spark_replica.applier_core.csa.boundaries import SkipRule
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction
@@ -50,6 +51,7 @@ class TransactionProvider(abc.ABC):
         skip: GTIDs executed already; their transactions come with ``skip`` set.
         own_server_id: this replica's server id (its Format_description events neither cut a
             transaction nor restart the logical clock).
+        prefetcher: a started ``Prefetcher`` reading the relay log ahead (the caller stops it).
 
     Raises:
         ReplicaError: ER_REPLICA_RELAY_LOG_READ_FAILURE, ``start`` is not in the relay log.
@@ -65,6 +67,7 @@ class TransactionProvider(abc.ABC):
         skip: SkipRule = None,
         own_server_id: int | None = None,
         cache_threshold: int = CACHE_THRESHOLD,
+        prefetcher: Prefetcher | None = None,
     ) -> None:
         self.channel = channel
         if monitor is None:
@@ -85,6 +88,7 @@ class TransactionProvider(abc.ABC):
             skip=skip,
             own_server_id=own_server_id,
             cache_threshold=cache_threshold,
+            prefetcher=prefetcher,
         )
 
     def __repr__(self) -> str:
@@ -174,11 +178,13 @@ class AsyncTransactionProvider(TransactionProvider):
         skip: SkipRule = None,
         own_server_id: int | None = None,
         cache_threshold: int = CACHE_THRESHOLD,
+        prefetcher: Prefetcher | None = None,
         capacity: int = 64,
         thread_name: str | None = None,
     ) -> None:
         super().__init__(relay_log, channel=channel, monitor=monitor, start=start, skip=skip,
-                         own_server_id=own_server_id, cache_threshold=cache_threshold)  # fmt: skip
+                         own_server_id=own_server_id, cache_threshold=cache_threshold,
+                         prefetcher=prefetcher)  # fmt: skip
         self._queue: BoundedQueue[FetchableTransaction] = BoundedQueue(capacity)
         name = thread_name or (f"csa-provider-{channel}" if channel else "csa-provider")
         self._thread = threading.Thread(target=self._run, name=name)

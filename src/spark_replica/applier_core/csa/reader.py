@@ -28,6 +28,7 @@ from spark_replica.applier_core.binlog.relaylog import (
     RelayLog,
     RelayLogReader,
 )
+from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.csa import boundaries as kinds
 from spark_replica.applier_core.csa.boundaries import (
@@ -67,6 +68,7 @@ class TransactionReader:
     Args:
         stop: set by the provider to make a read return (checked every ``WAIT_SLICE`` while
             waiting for events, and while waiting for event memory after ``monitor.wake()``).
+        prefetcher: reads the relay log ahead of this reader (``RelayLogReader``).
 
     Raises:
         ReplicaError: ER_REPLICA_RELAY_LOG_READ_FAILURE, ``start`` cannot be read from.
@@ -84,6 +86,7 @@ class TransactionReader:
         own_server_id: int | None = None,
         resource: str = EVENT_MEMORY,
         cache_threshold: int = CACHE_THRESHOLD,
+        prefetcher: Prefetcher | None = None,
     ) -> None:
         self._relay_log = relay_log
         self._monitor = monitor
@@ -99,7 +102,8 @@ class TransactionReader:
         self._fde: FormatDescription | None = None
         self._checksum = False
         try:
-            self._reader = RelayLogReader(relay_log, start, on_file_end=self._file_read)
+            self._reader = RelayLogReader(relay_log, start, on_file_end=self._file_read,
+                                          prefetcher=prefetcher)  # fmt: skip
             if start is not None and start[1] > len(MAGIC):
                 self._read_preamble(start[0], start[1])
         except BinlogError as exc:

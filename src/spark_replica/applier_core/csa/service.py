@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from spark_replica.applier_core.apply.errors import channel_error
 from spark_replica.applier_core.binlog.events import Gtid
+from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.channels.components import ThreadContext
 from spark_replica.applier_core.channels.config import Until, UntilKind
 from spark_replica.applier_core.channels.status import ErrorInfo
@@ -31,7 +32,11 @@ from spark_replica.applier_core.csa.conflicts import ConflictManager, ConflictRo
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.job import EVENT_WAIT, Job, JobEnvironment, JobFailed
 from spark_replica.applier_core.csa.monitor import ChannelMonitor
-from spark_replica.applier_core.csa.provider import SyncTransactionProvider
+from spark_replica.applier_core.csa.provider import (
+    AsyncTransactionProvider,
+    SyncTransactionProvider,
+    TransactionProvider,
+)
 from spark_replica.applier_core.csa.resources import (
     EVENT_MEMORY,
     ResourceMonitor,
@@ -147,12 +152,22 @@ class CsaChannel:
         self.relay_log = context.relay_logs.get(self.name)
         # Files a stopped or failed run left unapplied are applied by this one.
         self.relay_log.tracker.reset_failures()
-        self.provider = SyncTransactionProvider(
+        # Complete files are always read ahead (DES.PF.0010); the active one on request.
+        self.prefetcher = Prefetcher(
+            self.relay_log,
+            name=f"{label}-prefetcher",
+            active_files=bool(settings.get_int("replica_applier_prefetcher")),
+        )
+        provider: type[TransactionProvider] = SyncTransactionProvider
+        if settings.get_int("replica_applier_async_provider"):
+            provider = AsyncTransactionProvider  # its thread: csa-provider-<channel>
+        self.provider = provider(
             self.relay_log,
             channel=self.name,
             monitor=self.memory,
             skip=self._executed,
             own_server_id=settings.get_int("server_id"),
+            prefetcher=self.prefetcher,
         )
         self.board = WorkerBoard(context.status, self.workers)
         self.pool = ThreadPool(label, self.workers, capacity=self.max_tasks)
@@ -190,6 +205,7 @@ class CsaChannel:
     def start(self) -> None:
         self.conflicts.start()
         self.scheduler.start()
+        self.prefetcher.start()
         self.provider.start()
         self.context.status.update(sql_state_text="Waiting for transactions from the relay log")
         self._thread.start()
@@ -344,6 +360,7 @@ class CsaChannel:
         """Stop every component (in the service thread, once); returns a job's error that
         surfaced while the tasks in flight ended."""
         self.provider.stop()
+        self.prefetcher.stop()
         failure = self.scheduler.error
         if failure is not None:
             self._abandon_in_flight(failure)

@@ -31,6 +31,7 @@ from spark_replica.applier_core.binlog.relaylog.framing import (
 )
 from spark_replica.applier_core.binlog.relaylog.index import RelayLogFile
 from spark_replica.applier_core.binlog.relaylog.position import LogPosition, RelayCoordinate
+from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.binlog.relaylog.purge import Subscription
 from spark_replica.applier_core.binlog.relaylog.relay_log import RelayLog
 
@@ -62,6 +63,8 @@ class RelayLogReader:
             None starts at the first listed file, or waits for the first file to be created.
         on_file_end: called with a file's name when the reader has read it to its end and
             moves on to the next file (the applier can then ``mark_applied`` it).
+        prefetcher: a started ``Prefetcher`` of the relay log, asked for the bytes before the
+            file is read (it reads ahead of this reader in its own thread).
 
     Raises:
         BinlogError: ``start`` names a file that is not listed, is missing, or has a bad magic
@@ -74,9 +77,11 @@ class RelayLogReader:
         start: tuple[str, int] | None = None,
         *,
         on_file_end: Callable[[str], None] | None = None,
+        prefetcher: Prefetcher | None = None,
     ) -> None:
         self._relay_log = relay_log
         self._on_file_end = on_file_end
+        self._prefetcher = prefetcher
         self._state = ReaderState.OPEN
         self._error: BinlogError | None = None
         self._entry: RelayLogFile | None = None
@@ -222,7 +227,12 @@ class RelayLogReader:
         if 0 <= relative and relative + size <= len(self._buffer):
             return self._buffer[relative : relative + size]
         assert self._fd is not None and self._entry is not None
-        data = pread_exact(self._fd, min(max(size, _CHUNK), limit - offset), offset)
+        wanted = min(max(size, _CHUNK), limit - offset)
+        data = None
+        if self._prefetcher is not None:
+            data = self._prefetcher.read(self._entry, offset, size, wanted)
+        if data is None:
+            data = pread_exact(self._fd, wanted, offset)
         if len(data) < size:
             raise BinlogError(f"relay log file ends at {offset + len(data)}, before the "
                               f"published end {limit}", file=self._entry.name,
