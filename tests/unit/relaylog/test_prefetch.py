@@ -133,3 +133,17 @@ def test_a_second_writer_after_rotation(relay_log: RelayLog) -> None:
     finally:
         prefetcher.stop()
         writer.close()
+
+
+def test_a_prefetcher_not_started_or_stopped_leaves_the_reading_to_the_reader(
+    relay_log: RelayLog, writer: RelayLogWriter
+) -> None:
+    _fill(writer, files=2, events=100)
+    expected = _read_all(relay_log, None)
+    idle = Prefetcher(relay_log, name="test-prefetcher")
+    assert _read_all(relay_log, idle) == expected  # never started: every read is a miss
+    assert idle.stats.hits == 0 and idle.stats.misses > 0
+    idle.start()
+    idle.stop()
+    assert _read_all(relay_log, idle) == expected
+    assert idle.stats.hits == 0

@@ -81,7 +81,7 @@ class Prefetcher:
         self._held = 0
         self._wanted: tuple[int, str, int] | None = None  # (ordinal, file, offset) read last
         self._refused: tuple[int, str, int] | None = None  # a position it cannot read
-        self._alive = True  # False once the thread has ended
+        self._alive = False  # while the thread runs
         self._reader_waits = False
         self._stopping = False
         self.stats = PrefetchStats()
@@ -95,7 +95,7 @@ class Prefetcher:
         with self._changed:
             if self._started or self._stopping:
                 return
-            self._started = True
+            self._started = self._alive = True
         self._thread.start()
 
     def stop(self) -> None:
