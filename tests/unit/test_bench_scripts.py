@@ -2,31 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
-
-
-@contextmanager
-def load_script(name: str) -> Iterator[ModuleType]:
-    """The script imported as a module (registered while in use, as dataclasses need)."""
-    module_name = f"_bench_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, BENCH_DIR / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(module_name, None)
+from tests.helpers.scripts import BENCH as BENCH_DIR
+from tests.helpers.scripts import bench_script as load_script
 
 
 def test_bench_directory_holds_no_tests() -> None:
