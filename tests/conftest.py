@@ -41,3 +41,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the .result files of tests/sql from what the server answers",
     )
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The test run's one SparkSession (local[2]); tests that use it carry the spark mark."""
+    from spark_replica.applier_core.storage.spark.session import get_spark, stop_spark
+
+    session = get_spark()
+    yield session
+    stop_spark()

@@ -27,6 +27,7 @@ from spark_replica.sql_handlers.parser.statements import (
     Statement,
     StopReplica,
 )
+from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.replication.relaylog_events import COLUMNS as RELAYLOG_COLUMNS
 from spark_replica.sql_handlers.replication.relaylog_events import show_relaylog_events
 from spark_replica.sql_handlers.replication.replica_status import (
@@ -59,6 +60,8 @@ class ReplicaContext:
     manager: ChannelManager
     settings: SystemVariables
     metadata: Metadata
+    #: The replicated tables (the storage engine); None when no engine is installed.
+    tables: TableCatalog | None = None
 
     def role_of(self, user: str) -> str | None:
         found = self.metadata.get_user(user)

@@ -1,0 +1,1 @@
+"""User queries over replicated tables: the catalog they see and SELECTs run by Spark."""
