@@ -81,7 +81,9 @@ class ReplicaServer:
                 "spark-replica: it is shown only once; "
                 "set SPARK_REPLICA_ROOT_PASSWORD to choose one."
             )
-        self.context = ReplicaContext(service, manager, settings, store)
+        self.context = ReplicaContext(
+            service, manager, settings, store, tables=self.components.engine
+        )
         return self.context
 
     async def start(self) -> None:

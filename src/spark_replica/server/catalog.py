@@ -1,18 +1,31 @@
-"""information_schema, SHOW TABLES and SHOW COLUMNS for the virtual tables.
+"""information_schema for the virtual tables and the replicated ones.
 
 mysql-mimic builds information_schema from a list of columns; this module gives it the
 performance_schema and mysql replication tables with their real types and nullability, and
 reports the mysql.* tables as BASE TABLE as MySQL does (mysql-mimic would say SYSTEM TABLE).
+
+The replicated tables come from the storage engine's catalog, which replicated DDL changes
+while the server runs. Their rows (``replica_tables``) are built beside mimic's with MySQL's
+values where mimic's ``from_columns`` has none or wrong ones (ORDINAL_POSITION from 1,
+DATA_TYPE apart from COLUMN_TYPE, COLUMN_KEY, lengths and precision, the PRIMARY key in
+STATISTICS). ``catalog_snapshot`` is called for every statement that reads information_schema
+or a SHOW, so it rebuilds only when the catalog changed.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from mysql_mimic.schema import Column, InfoSchema
+from sqlglot.executor.table import Table
 
+from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.tables.ddl import type_text
 from spark_replica.sql_handlers.tables.definitions import TABLES
+from spark_replica.sql_handlers.tables.replica_tables import InfoRow, InfoRows, ReplicaCatalog
 
 _TABLE_TYPE_COLUMN = 3
 
@@ -41,3 +54,72 @@ def virtual_info_schema() -> InfoSchema:
 
 def _with_type(row: tuple[object, ...], table_type: str) -> tuple[object, ...]:
     return row[:_TABLE_TYPE_COLUMN] + (table_type,) + row[_TABLE_TYPE_COLUMN + 1 :]
+
+
+@cache
+def _virtual_rows() -> InfoRows:
+    """The virtual information_schema's listing tables as dict rows."""
+    tables = virtual_info_schema().tables["information_schema"]
+
+    def rows(name: str) -> list[InfoRow]:
+        table = tables[name]
+        return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+
+    return InfoRows(rows("schemata"), rows("tables"), rows("columns"), rows("statistics"))
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogSnapshot:
+    """information_schema as one statement sees it."""
+
+    #: The replicated catalog the snapshot was built from.
+    catalog: ReplicaCatalog
+    #: What the information_schema middleware queries (mysql-mimic's sqlglot executor).
+    info_schema: InfoSchema
+    #: The SCHEMATA, TABLES, COLUMNS and STATISTICS rows, for SHOW.
+    rows: InfoRows
+
+
+_lock = threading.Lock()
+_last: list[tuple[TableCatalog | None, CatalogSnapshot]] = []
+
+
+def catalog_snapshot(tables: TableCatalog | None) -> CatalogSnapshot:
+    """information_schema over the virtual tables and ``tables``' current content.
+
+    The last snapshot is kept and reused while the catalog reads the same (the server has one
+    catalog; tests run several servers in one process, which only costs rebuilds).
+    """
+    catalog = ReplicaCatalog.read(tables)
+    with _lock:
+        if _last and _last[0][0] is tables and _last[0][1].catalog == catalog:
+            return _last[0][1]
+    snapshot = _build(catalog)
+    with _lock:
+        _last[:] = [(tables, snapshot)]
+    return snapshot
+
+
+def _build(catalog: ReplicaCatalog) -> CatalogSnapshot:
+    virtual = _virtual_rows()
+    if not catalog.databases:
+        return CatalogSnapshot(catalog, virtual_info_schema(), virtual)
+    rows = virtual.merged(InfoRows.of(catalog))
+    base = virtual_info_schema().tables
+    listed = {
+        "schemata": rows.schemata,
+        "tables": rows.tables,
+        "columns": rows.columns,
+        "statistics": rows.statistics,
+    }
+    listing = {
+        name: _table(base["information_schema"][name], found) for name, found in listed.items()
+    }
+    tables = {**base, "information_schema": {**base["information_schema"], **listing}}
+    return CatalogSnapshot(catalog, InfoSchema(tables), rows)
+
+
+def _table(template: Table, rows: Sequence[InfoRow]) -> Table:
+    """A sqlglot executor table with ``template``'s columns holding ``rows``."""
+    columns = template.columns
+    return Table(columns, [tuple(row.get(c) for c in columns) for row in rows])

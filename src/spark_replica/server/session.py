@@ -28,7 +28,7 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
-from spark_replica.server.catalog import virtual_info_schema
+from spark_replica.server.catalog import catalog_snapshot
 from spark_replica.server.variables import ReplicaSessionVariables
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
@@ -42,8 +42,9 @@ from spark_replica.sql_handlers import (
     parse_set,
     query_virtual_tables,
 )
-from spark_replica.sql_handlers.tables.ddl import create_table_statement
-from spark_replica.sql_handlers.tables.definitions import Column, ValueKind, get_table
+from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
+from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
+from spark_replica.sql_handlers.tables.show_schema import show as show_schema
 
 logger = logging.getLogger(__name__)
 
@@ -225,16 +226,16 @@ class ReplicaSession(Session):
         return [], []
 
     async def schema(self) -> InfoSchema:
-        return virtual_info_schema()
+        """information_schema over the virtual tables and the replicated ones, as they are now."""
+        return catalog_snapshot(self.context.tables).info_schema
 
     async def _show(self, expression: exp.Show) -> AllowedResult:
-        if expression.name.upper() == "CREATE TABLE":
-            db = expression.text("db") or self.database or ""
-            name = expression.text("target")
-            table = get_table(db, name)
-            if table is None:
-                raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, db, name)
-            return [(table.name, create_table_statement(table))], ["Table", "Create Table"]
+        """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE as MySQL answers them."""
+        if expression.name.upper() in SHOW_SCHEMA_KINDS:
+            snapshot = catalog_snapshot(self.context.tables)
+            shown = show_schema(snapshot.rows, snapshot.catalog, expression, self.database)
+            if shown is not None:
+                return result_set(*shown)
         return await super()._show(expression)
 
     # -- SHOW ----------------------------------------------------------------------------------

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.applier_core.storage import StorageEngine
 
 
 class RunningThreads(Protocol):
@@ -68,3 +69,13 @@ class Components:
 
     appliers: Mapping[ApplierVersion, ApplierFactory] = field(default_factory=dict)
     receiver: ReceiverFactory | None = None
+
+    @property
+    def engine(self) -> StorageEngine | None:
+        """The storage engine of the first applier that has one (the CSA applier's ``engine``):
+        the replicated tables that SHOW and information_schema list."""
+        for applier in self.appliers.values():
+            engine = getattr(applier, "engine", None)
+            if engine is not None:
+                return cast(StorageEngine, engine)
+        return None

@@ -1,0 +1,250 @@
+"""The replicated tables as MySQL 8.4 describes them: information_schema rows, SHOW CREATE TABLE.
+
+The storage engine's catalog (``TableCatalog``) changes while the server runs, as replicated
+DDL commits. ``ReplicaCatalog.read`` copies it once per statement into an immutable value,
+so one statement sees one state even if DDL commits meanwhile; two copies compare equal when
+nothing changed, which lets the server reuse what it built from the previous one (comparing
+is cheap: unchanged definitions are the same objects).
+
+The ``information_schema`` rows are dicts keyed by MySQL's lower-case column names, the names
+mysql-mimic's ``INFO_SCHEMA`` uses, so the server can lay them out in its tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.storage import TableDef, TableRef
+from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.tables.replica_types import CHARSET, COLLATION, type_info
+
+#: The ENGINE that SHOW CREATE TABLE and information_schema.TABLES name for replicated tables.
+ENGINE = "SparkSQL"
+#: What MySQL shows in COLUMNS.PRIVILEGES for an account with every table privilege.
+PRIVILEGES = "select,insert,update,references"
+
+#: One information_schema row, by lower-case column name.
+InfoRow = Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaCatalog:
+    """The replicated databases and table definitions at one moment."""
+
+    databases: tuple[str, ...] = ()
+    definitions: Mapping[TableRef, TableDef] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, catalog: TableCatalog | None) -> ReplicaCatalog:
+        """Copy ``catalog`` (None: no storage engine, no replicated tables)."""
+        if catalog is None:
+            return cls()
+        definitions: dict[TableRef, TableDef] = {}
+        for ref in catalog.tables():
+            try:
+                definitions[ref] = catalog.definition(ref)
+            except ReplicaError:
+                continue  # dropped since tables() was read
+        databases = set(catalog.databases()) | {ref.schema for ref in definitions}
+        return cls(tuple(sorted(databases)), definitions)
+
+    def definition(self, schema: str, table: str) -> TableDef | None:
+        return self.definitions.get(TableRef(schema, table))
+
+
+class InfoRows:
+    """The rows of information_schema SCHEMATA, TABLES, COLUMNS and STATISTICS."""
+
+    def __init__(
+        self,
+        schemata: Sequence[InfoRow] = (),
+        tables: Sequence[InfoRow] = (),
+        columns: Sequence[InfoRow] = (),
+        statistics: Sequence[InfoRow] = (),
+    ) -> None:
+        self.schemata = list(schemata)
+        self.tables = list(tables)
+        self.columns = list(columns)
+        self.statistics = list(statistics)
+
+    @classmethod
+    def of(cls, catalog: ReplicaCatalog) -> InfoRows:
+        """The rows describing the replicated databases and tables."""
+        refs = sorted(catalog.definitions)
+        return cls(
+            [schemata_row(name) for name in catalog.databases],
+            [tables_row(ref) for ref in refs],
+            [row for ref in refs for row in columns_rows(ref, catalog.definitions[ref])],
+            [row for ref in refs for row in statistics_rows(ref, catalog.definitions[ref])],
+        )
+
+    def merged(self, other: InfoRows) -> InfoRows:
+        """These rows, then the rows of ``other`` for databases and tables not already here."""
+        schemas = {row["schema_name"] for row in self.schemata}
+        tables = set(self.table_rows)
+        new_tables = [r for r in other.tables if _table_key(r) not in tables]
+
+        def fresh(rows: Iterable[InfoRow]) -> list[InfoRow]:
+            return [r for r in rows if _table_key(r) not in tables]
+
+        return InfoRows(
+            self.schemata + [r for r in other.schemata if r["schema_name"] not in schemas],
+            self.tables + new_tables,
+            self.columns + fresh(other.columns),
+            self.statistics + fresh(other.statistics),
+        )
+
+    @cached_property
+    def table_rows(self) -> dict[tuple[str, str], InfoRow]:
+        return {_table_key(row): row for row in self.tables}
+
+    @cached_property
+    def column_rows(self) -> dict[tuple[str, str], list[InfoRow]]:
+        return _grouped(self.columns)
+
+    @cached_property
+    def statistics_rows(self) -> dict[tuple[str, str], list[InfoRow]]:
+        return _grouped(self.statistics)
+
+
+def _table_key(row: InfoRow) -> tuple[str, str]:
+    return str(row["table_schema"]), str(row["table_name"])
+
+
+def _grouped(rows: Iterable[InfoRow]) -> dict[tuple[str, str], list[InfoRow]]:
+    grouped: dict[tuple[str, str], list[InfoRow]] = {}
+    for row in rows:
+        grouped.setdefault(_table_key(row), []).append(row)
+    return grouped
+
+
+def schemata_row(name: str) -> InfoRow:
+    return {
+        "catalog_name": "def",
+        "schema_name": name,
+        "default_character_set_name": CHARSET,
+        "default_collation_name": COLLATION,
+        "sql_path": None,
+    }
+
+
+def tables_row(ref: TableRef) -> InfoRow:
+    """Statistics (TABLE_ROWS, DATA_LENGTH, times) are NULL: the catalog does not keep them."""
+    return {
+        "table_catalog": "def",
+        "table_schema": ref.schema,
+        "table_name": ref.table,
+        "table_type": "BASE TABLE",
+        "engine": ENGINE,
+        "version": "10",
+        "row_format": "Dynamic",
+        "table_collation": COLLATION,
+        "create_options": "",
+        "table_comment": "",
+    }
+
+
+def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
+    """One row per column, ORDINAL_POSITION from 1. The catalog keeps no defaults: a column's
+    DEFAULT is NULL (MySQL's for a nullable column without one; none for NOT NULL)."""
+    key = set(definition.primary_key)
+    rows: list[InfoRow] = []
+    for position, column in enumerate(definition.columns):
+        info = type_info(column.type)
+        rows.append(
+            {
+                "table_catalog": "def",
+                "table_schema": ref.schema,
+                "table_name": ref.table,
+                "column_name": column.name,
+                "ordinal_position": position + 1,
+                "column_default": None,
+                "is_nullable": "YES" if column.nullable else "NO",
+                "data_type": info.data_type,
+                "character_maximum_length": info.character_maximum_length,
+                "character_octet_length": info.character_octet_length,
+                "numeric_precision": info.numeric_precision,
+                "numeric_scale": info.numeric_scale,
+                "datetime_precision": info.datetime_precision,
+                "character_set_name": info.character_set_name,
+                "collation_name": info.collation_name,
+                "column_type": info.column_type,
+                "column_key": "PRI" if position in key else "",
+                "extra": "",
+                "privileges": PRIVILEGES,
+                "column_comment": "",
+                "generation_expression": "",
+                "srs_id": None,
+            }
+        )
+    return rows
+
+
+def statistics_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
+    """The PRIMARY key, one row per key column (SUB_PART: the prefix length, if any)."""
+    return [
+        {
+            "table_catalog": "def",
+            "table_schema": ref.schema,
+            "table_name": ref.table,
+            "non_unique": 0,
+            "index_schema": ref.schema,
+            "index_name": "PRIMARY",
+            "seq_in_index": sequence + 1,
+            "column_name": definition.columns[index].name,
+            "collation": "A",
+            "cardinality": None,
+            "sub_part": prefix or None,
+            "packed": None,
+            "nullable": "",
+            "index_type": "BTREE",
+            "comment": "",
+            "index_comment": "",
+            "is_visible": "YES",
+            "expression": None,
+        }
+        for sequence, (index, prefix) in enumerate(
+            zip(definition.primary_key, definition.key_prefix, strict=True)
+        )
+    ]
+
+
+def create_table_text(name: str, definition: TableDef) -> str:
+    """SHOW CREATE TABLE's text for a replicated table, laid out as MySQL 8.4 prints it.
+
+    >>> from spark_replica.applier_core.storage import Column
+    >>> print(create_table_text("t", TableDef((Column("id", "INT", False),), (0,))))
+    CREATE TABLE `t` (
+      `id` int NOT NULL,
+      PRIMARY KEY (`id`)
+    ) ENGINE=SparkSQL DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci
+    """
+    lines = []
+    for column in definition.columns:
+        info = type_info(column.type)
+        if not column.nullable:
+            nullability = " NOT NULL"
+        elif info.data_type == "timestamp":
+            nullability = " NULL DEFAULT NULL"
+        else:
+            nullability = " DEFAULT NULL" if info.takes_default else ""
+        lines.append(f"  {quote(column.name)} {info.column_type}{nullability}")
+    if definition.primary_key:
+        parts = [
+            quote(definition.columns[index].name) + (f"({prefix})" if prefix else "")
+            for index, prefix in zip(definition.primary_key, definition.key_prefix, strict=True)
+        ]
+        lines.append(f"  PRIMARY KEY ({','.join(parts)})")
+    return (
+        f"CREATE TABLE {quote(name)} (\n"
+        + ",\n".join(lines)
+        + f"\n) ENGINE={ENGINE} DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
+    )
+
+
+def quote(identifier: str) -> str:
+    """An identifier in backticks, as SHOW CREATE TABLE quotes it."""
+    return "`" + identifier.replace("`", "``") + "`"
