@@ -44,10 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """The test run's one SparkSession (local[2]); tests that use it carry the spark mark."""
     from spark_replica.applier_core.storage.spark.session import get_spark, stop_spark
 
-    session = get_spark()
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    session = get_spark({"spark.sql.warehouse.dir": str(warehouse)})
     yield session
     stop_spark()

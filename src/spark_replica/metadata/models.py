@@ -206,6 +206,41 @@ class ReplicaUser(Base, kw_only=True):
     role: Mapped[str] = mapped_column(Text)
 
 
+class ReplicaDatabase(Base, kw_only=True):
+    """A replicated database (the Spark engine's catalog of record)."""
+
+    __tablename__ = "replica_databases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+
+
+class ReplicaTable(Base, kw_only=True):
+    """A replicated table in the Spark engine: its definition (JSON), its current generation
+    and the change-log batches recorded on top of that generation's base."""
+
+    __tablename__ = "replica_tables"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    schema_name: Mapped[str] = mapped_column(String(64))
+    table_name: Mapped[str] = mapped_column(String(64))
+    definition: Mapped[str] = mapped_column(Text)
+    generation: Mapped[int] = mapped_column(Integer)
+    has_base: Mapped[int] = mapped_column(SmallInteger)
+    batches: Mapped[str] = mapped_column(Text)
+
+
+class ReplicaEngineState(Base, kw_only=True):
+    """The Spark engine's counters (one row): the last batch recorded (the commit point of
+    the last flush) and the next table id."""
+
+    __tablename__ = "replica_engine_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_batch: Mapped[int] = mapped_column(BigInteger)
+    next_table_id: Mapped[int] = mapped_column(Integer)
+    committed_at: Mapped[datetime] = mapped_column(DateTime)
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """Progress of one worker of a channel: one ``mysql.slave_worker_info`` row, by value."""

@@ -60,6 +60,7 @@ from spark_replica.metadata.models import (
     worker_of,
     worker_row,
 )
+from spark_replica.metadata.spark_state import SparkStateRepository
 
 GtidInterval = tuple[str, str, int, int]
 """One row of the executed GTID set: (source uuid, tag, interval start, interval end)."""
@@ -69,7 +70,7 @@ class MetadataError(Exception):
     """Raised when the metadata database fails a read or a write; the call stored nothing."""
 
 
-class MetadataStore(ChannelStore, VariableStore):
+class MetadataStore(ChannelStore, VariableStore, SparkStateRepository):
     """Replication metadata kept in any SQLAlchemy database (see :func:`open_store`)."""
 
     def __init__(self, engine: Engine) -> None:

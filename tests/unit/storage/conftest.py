@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Generic, Protocol, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import pytest
 
 from spark_replica.applier_core.storage import ExecMode, InMemoryEngine, StorageEngine
+from spark_replica.metadata.store import MetadataStore
+
+if TYPE_CHECKING:
+    from spark_replica.applier_core.storage.spark.engine import SparkEngine
 
 T = TypeVar("T")
 
@@ -46,7 +51,57 @@ def memory_engine_factory() -> EngineFactory:
     return build
 
 
-ENGINE_FIXTURES = [pytest.param("memory_engine_factory", id="memory")]
+@pytest.fixture
+def spark_engine_factory(spark: object, tmp_path: Path) -> Iterator[EngineFactory]:
+    """Spark engines, each with its own warehouse and SQLite metadata store under
+    ``tmp_path``; closed (flushed, flusher joined) when the test ends."""
+    from spark_replica.applier_core.storage.spark.engine import SparkEngine
+    from spark_replica.metadata.factory import open_store
+
+    built: list[tuple[SparkEngine, MetadataStore]] = []
+
+    def build(
+        *, exec_mode: ExecMode = ExecMode.STRICT, lock_wait_timeout: float = JOIN_TIMEOUT
+    ) -> StorageEngine:
+        where = tmp_path / f"spark-{len(built)}"
+        where.mkdir()
+        store = open_store(f"sqlite:///{where / 'metadata.db'}")
+        engine = SparkEngine(
+            spark,
+            str(where / "warehouse"),
+            store,
+            exec_mode=exec_mode,
+            lock_wait_timeout=lock_wait_timeout,
+            flush_interval=0.05,
+        )
+        built.append((engine, store))
+        return engine
+
+    yield build
+    for engine, store in built:
+        engine.close()
+        try:
+            assert_durable_content(engine)
+        finally:
+            store.close()
+
+
+def assert_durable_content(engine: SparkEngine) -> None:
+    """Every table as recorded in Spark holds exactly what the engine shows (a closed engine
+    has flushed every commit)."""
+    from spark_replica.applier_core.storage.spark.recovery import load_table
+
+    state = engine.durable_state()
+    assert sorted(state.tables) == engine.tables()
+    for ref, stored in state.tables.items():
+        durable = load_table(engine.spark, engine.root, stored)
+        assert sorted(map(repr, durable.snapshot())) == sorted(map(repr, engine.rows(ref))), ref
+
+
+ENGINE_FIXTURES = [
+    pytest.param("memory_engine_factory", id="memory"),
+    pytest.param("spark_engine_factory", id="spark", marks=pytest.mark.spark),
+]
 
 
 @pytest.fixture(params=ENGINE_FIXTURES)

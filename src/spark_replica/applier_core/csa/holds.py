@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -32,10 +33,20 @@ class _Hold:
 
 
 class FileHolds:
-    """The holders of a relay log's files. Thread-safe."""
+    """The holders of a relay log's files. Thread-safe.
 
-    def __init__(self, relay_log: RelayLog) -> None:
+    ``after_durable`` (the storage engine's, when it makes commits durable in the background)
+    delays releasing a file's subscription until the transactions in it are durable: a relay
+    log file is the only copy of a transaction until then, so it must not be purged earlier.
+    """
+
+    def __init__(
+        self,
+        relay_log: RelayLog,
+        after_durable: Callable[[Callable[[], None]], None] | None = None,
+    ) -> None:
         self.relay_log = relay_log
+        self._after_durable = after_durable
         # _lock guards _holds; no purge tracker call is made while holding it.
         self._lock = threading.Lock()
         self._holds: dict[str, _Hold] = {}
@@ -100,6 +111,12 @@ class FileHolds:
         self._end(ended)
 
     def _end(self, ended: list[_Hold]) -> None:
+        if ended and self._after_durable is not None:
+            self._after_durable(lambda: self._release(ended))
+        else:
+            self._release(ended)
+
+    def _release(self, ended: list[_Hold]) -> None:
         purge = False
         for found in ended:
             purge |= found.subscription.release(applied=not found.failed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import logging
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
@@ -68,6 +69,7 @@ class TransactionProvider(abc.ABC):
         own_server_id: int | None = None,
         cache_threshold: int = CACHE_THRESHOLD,
         prefetcher: Prefetcher | None = None,
+        after_durable: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.channel = channel
         if monitor is None:
@@ -89,6 +91,7 @@ class TransactionProvider(abc.ABC):
             own_server_id=own_server_id,
             cache_threshold=cache_threshold,
             prefetcher=prefetcher,
+            after_durable=after_durable,
         )
 
     def __repr__(self) -> str:
@@ -179,12 +182,13 @@ class AsyncTransactionProvider(TransactionProvider):
         own_server_id: int | None = None,
         cache_threshold: int = CACHE_THRESHOLD,
         prefetcher: Prefetcher | None = None,
+        after_durable: Callable[[Callable[[], None]], None] | None = None,
         capacity: int = 64,
         thread_name: str | None = None,
     ) -> None:
         super().__init__(relay_log, channel=channel, monitor=monitor, start=start, skip=skip,
                          own_server_id=own_server_id, cache_threshold=cache_threshold,
-                         prefetcher=prefetcher)  # fmt: skip
+                         prefetcher=prefetcher, after_durable=after_durable)  # fmt: skip
         self._queue: BoundedQueue[FetchableTransaction] = BoundedQueue(capacity)
         name = thread_name or (f"csa-provider-{channel}" if channel else "csa-provider")
         self._thread = threading.Thread(target=self._run, name=name)

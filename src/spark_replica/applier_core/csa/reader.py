@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 import zlib
+from collections.abc import Callable
 
 from spark_replica.applier_core.binlog.codec import type_name
 from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag
@@ -87,6 +88,7 @@ class TransactionReader:
         resource: str = EVENT_MEMORY,
         cache_threshold: int = CACHE_THRESHOLD,
         prefetcher: Prefetcher | None = None,
+        after_durable: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self._relay_log = relay_log
         self._monitor = monitor
@@ -95,7 +97,7 @@ class TransactionReader:
         self._skip = skip_predicate(skip)
         self._own_server_id = own_server_id
         self._resource = resource
-        self._holds = FileHolds(relay_log)
+        self._holds = FileHolds(relay_log, after_durable)
         self._context = StreamContext(relay_log, monitor, self._holds, resource, channel,
                                       cache_threshold)  # fmt: skip
         self._decoder = StreamDecoder()

@@ -168,6 +168,7 @@ class CsaChannel:
             skip=self._executed,
             own_server_id=settings.get_int("server_id"),
             prefetcher=self.prefetcher,
+            after_durable=engine.after_durable if engine.background_durability else None,
         )
         self.board = WorkerBoard(context.status, self.workers)
         self.pool = ThreadPool(label, self.workers, capacity=self.max_tasks)

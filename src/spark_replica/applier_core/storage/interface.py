@@ -15,7 +15,7 @@ Rows are tuples in table-column order, with values as ``binlog.rows.values`` doc
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
 
@@ -314,7 +314,9 @@ class EngineSession(Protocol):
 
     def commit(self, *, durable: bool = True) -> None:
         """Make every staged change visible at once, release the locks, end the transaction;
-        then, with ``durable``, wait until the commit is durable (``wait_durable``).
+        then, with ``durable``, wait until the commit is durable (``wait_durable``). An engine
+        with ``background_durability`` never waits: it reports durability through
+        ``StorageEngine.after_durable`` instead.
 
         Commits become visible in the order of the calls. Under
         ``replica_preserve_commit_order`` the applier calls ``commit(durable=False)`` in
@@ -339,6 +341,18 @@ class StorageEngine(Protocol):
     exec_mode: ExecMode
     #: ``innodb_lock_wait_timeout`` in seconds: how long a row lock wait lasts (→ 1205).
     lock_wait_timeout: float
+
+    @property
+    def background_durability(self) -> bool:
+        """True when commits become durable later, in groups written in the background (the
+        Spark engine): ``commit`` and ``wait_durable`` return at once, and work that must wait
+        for durability (releasing relay log files) goes through ``after_durable``."""
+        ...
+
+    def after_durable(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once every commit made so far is durable: at once when it is,
+        otherwise from the engine's flushing thread. Callbacks must be quick and not raise."""
+        ...
 
     @property
     def locks(self) -> LockManager[TransactionRef]: ...

@@ -123,6 +123,13 @@ class InMemoryEngine:
                 raise no_such_table(table)
             return found.snapshot()
 
+    @property
+    def background_durability(self) -> bool:
+        return False
+
+    def after_durable(self, callback: Callable[[], None]) -> None:
+        callback()  # a commit here is durable once ``commit(durable=True)`` returns
+
     def stats(self) -> EngineStats:
         return self._flusher.stats()
 
@@ -175,7 +182,14 @@ class InMemoryEngine:
                 stage.commit_into(target)
             self._catalog, self._tables = catalog, tables
             self._active.discard(trx)
-            return self._flusher.enqueue(trx)
+            return self._committed(trx, ddl, stages)
+
+    def _committed(
+        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+    ) -> int:
+        """Called under the mutex once ``trx`` is applied, in commit order; returns the flush
+        group it joined (an engine that keeps its own commit log records it here)."""
+        return self._flusher.enqueue(trx)
 
     def _flush(self, group: int) -> None:
         self._flusher.wait_flushed(group)

@@ -1,0 +1,190 @@
+"""Running users' queries on Spark: snapshots, a bound on concurrent queries, streaming
+results typed as MySQL types, and cancellation (KILL QUERY).
+
+A query is built against a ``Snapshot`` (``build(resolve)`` gets the function that names the
+view of each table at that snapshot), run under a Spark job group named by its tag, and read
+back partition by partition (``toLocalIterator``) so a large result never sits whole in
+memory. Every call that may run Spark work is blocking: callers on an event loop run it in a
+thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.storage.spark.snapshots import Snapshot
+
+#: Queries Spark runs at once; more wait their turn.
+DEFAULT_MAX_QUERIES = 4
+
+#: Spark type name (``DataType.typeName()``) → MySQL result column type (mysql-mimic's
+#: ``ColumnType`` member name): what a client's driver sees.
+_RESULT_TYPES = {
+    "byte": "TINY",
+    "short": "SHORT",
+    "integer": "LONG",
+    "long": "LONGLONG",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "decimal": "NEWDECIMAL",
+    "string": "VAR_STRING",
+    "char": "STRING",
+    "varchar": "VAR_STRING",
+    "binary": "BLOB",
+    "boolean": "TINY",
+    "date": "DATE",
+    "timestamp": "DATETIME",
+    "timestamp_ntz": "DATETIME",
+    "void": "NULL",
+}
+_JSON_TYPES = ("array", "map", "struct", "variant")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultField:
+    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name)."""
+
+    name: str
+    mysql_type: str
+
+
+class QueryResult:
+    """A running query's columns and rows; ``fetch`` reads the next rows, ``close`` ends it
+    (releasing its snapshot and its turn). Use from one thread at a time."""
+
+    def __init__(
+        self,
+        fields: list[ResultField],
+        rows: Iterator[Any],
+        converters: list[Converter],
+        on_close: Callable[[], None],
+        prepare: Callable[[], None],
+    ) -> None:
+        self.fields = fields
+        self._rows = rows
+        self._converters = converters
+        self._on_close = on_close
+        self._prepare = prepare
+        self._closed = False
+
+    def fetch(self, count: int) -> list[tuple[object, ...]]:
+        """Up to ``count`` more rows; an empty list at the end (blocking: Spark work)."""
+        if self._closed:
+            return []
+        self._prepare()
+        converters = self._converters
+        batch = []
+        for row in itertools.islice(self._rows, count):
+            values = tuple(row)
+            if any(converters):
+                values = tuple(
+                    v if c is None or v is None else c(v)
+                    for v, c in zip(values, converters, strict=True)
+                )
+            batch.append(values)
+        return batch
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._on_close()
+
+
+class SparkQueries:
+    """Runs SELECTs on the engine's snapshots; at most ``max_queries`` at once."""
+
+    def __init__(
+        self,
+        spark: Any,
+        snapshot: Callable[[], Snapshot],
+        max_queries: int = DEFAULT_MAX_QUERIES,
+    ) -> None:
+        self._spark = spark
+        self._snapshot = snapshot
+        self._turns = threading.BoundedSemaphore(max_queries)
+
+    def run(
+        self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str
+    ) -> QueryResult:
+        """Start the query ``build`` makes (given a table → view resolver) under job group
+        ``tag``. Raises what ``build`` raises, or Spark's error."""
+        self._turns.acquire()
+        snapshot: Snapshot | None = None
+        try:
+            snapshot = self._snapshot()
+            sql = build(snapshot.view)
+            context = self._spark.sparkContext
+
+            def prepare() -> None:
+                context.setJobGroup(tag, sql[:200], interruptOnCancel=True)
+
+            prepare()
+            frame = self._spark.sql(sql)
+            fields, converters = _describe(frame.schema)
+            rows = frame.toLocalIterator(prefetchPartitions=False)
+        except BaseException:
+            if snapshot is not None:
+                snapshot.__exit__(None, None, None)
+            self._turns.release()
+            raise
+        done = snapshot
+
+        def finish() -> None:
+            done.__exit__(None, None, None)
+            self._turns.release()
+
+        return QueryResult(fields, rows, converters, finish, prepare)
+
+    def cancel(self, tag: str) -> None:
+        """Cancel the Spark jobs of the query running under ``tag`` (KILL QUERY)."""
+        self._spark.sparkContext.cancelJobGroup(tag)
+
+
+Converter = Callable[[Any], object] | None
+
+
+def _describe(schema: Any) -> tuple[list[ResultField], list[Converter]]:
+    fields: list[ResultField] = []
+    converters: list[Converter] = []
+    for field in schema.fields:
+        name = field.dataType.typeName()
+        if name in _JSON_TYPES:
+            fields.append(ResultField(field.name, "JSON"))
+            converters.append(_json)
+        elif name == "boolean":
+            fields.append(ResultField(field.name, "TINY"))
+            converters.append(int)
+        else:
+            fields.append(ResultField(field.name, _RESULT_TYPES.get(name, "VAR_STRING")))
+            converters.append(None if name in _RESULT_TYPES else str)
+    return fields, converters
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_plain(value), separators=(", ", ": "))
+
+
+def _plain(value: Any) -> object:
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.isoformat(" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value

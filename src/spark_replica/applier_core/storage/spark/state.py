@@ -1,0 +1,118 @@
+"""The Spark engine's durable state: what the metadata store records at every commit point.
+
+The engine's catalog of record is the metadata store, not Spark's catalog (architecture §5).
+``DurableState`` is one consistent version of it: the databases, every table with its
+definition and files, the last batch recorded, and the executed GTID set. The flusher derives
+the next version and hands both to ``SparkStateStore.commit``, which records the difference in
+one metadata transaction: that transaction is the commit point of a batch.
+
+Files of a table (``layout``) live under its id, not its name, so RENAME TABLE changes only the
+state. A table's *generation* is one base snapshot plus the change-log batches written on top
+of it; compaction, TRUNCATE and column changes start a new generation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Protocol
+
+from spark_replica.applier_core.progress import GtidInterval
+from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTable:
+    """One replicated table as recorded: ``batches`` are the change-log batches of its
+    current ``generation``, ascending; ``base`` tells whether the generation has a base
+    snapshot (a new or truncated table has none)."""
+
+    id: int
+    ref: TableRef
+    definition: TableDef
+    generation: int = 1
+    base: bool = False
+    batches: tuple[int, ...] = ()
+
+    @property
+    def keyed(self) -> bool:
+        return bool(self.definition.primary_key)
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        """Changes whenever the table's content may change: (id, generation, last batch)."""
+        return (self.id, self.generation, self.batches[-1] if self.batches else 0)
+
+    def with_batch(self, batch: int) -> StoredTable:
+        return replace(self, batches=(*self.batches, batch))
+
+    def next_generation(self, definition: TableDef | None = None, *, base: bool) -> StoredTable:
+        return replace(
+            self,
+            definition=definition or self.definition,
+            generation=self.generation + 1,
+            base=base,
+            batches=(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DurableState:
+    """One recorded version of the engine's catalog and progress. Immutable."""
+
+    databases: frozenset[str] = frozenset()
+    tables: Mapping[TableRef, StoredTable] = field(default_factory=lambda: MappingProxyType({}))
+    last_batch: int = 0
+    gtids: tuple[GtidInterval, ...] = ()
+    next_table_id: int = 1
+
+    def with_tables(
+        self, tables: Mapping[TableRef, StoredTable], **changes: object
+    ) -> DurableState:
+        return replace(self, tables=MappingProxyType(dict(tables)), **changes)  # type: ignore[arg-type]
+
+
+class SparkStateStore(Protocol):
+    """Where the engine's state is recorded (the metadata store implements it)."""
+
+    def load_spark_state(self) -> DurableState:
+        """The last recorded state (an empty one before the first commit point)."""
+        ...
+
+    def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
+        """Record ``after`` in one transaction (``before`` is the state recorded now: the
+        store writes only what changed). Raises on failure; nothing is recorded then."""
+        ...
+
+
+# -- serialisation of table definitions (the store keeps them as JSON text) -------------------
+
+
+def definition_to_json(definition: TableDef) -> str:
+    return json.dumps(
+        {
+            "columns": [[c.name, c.type, c.nullable] for c in definition.columns],
+            "primary_key": list(definition.primary_key),
+            "key_prefix": list(definition.key_prefix),
+        },
+        separators=(",", ":"),
+    )
+
+
+def definition_from_json(text: str) -> TableDef:
+    data = json.loads(text)
+    return TableDef(
+        tuple(Column(name, type_, bool(nullable)) for name, type_, nullable in data["columns"]),
+        tuple(data["primary_key"]),
+        tuple(data["key_prefix"]),
+    )
+
+
+def batches_to_text(batches: tuple[int, ...]) -> str:
+    return ",".join(map(str, batches))
+
+
+def batches_from_text(text: str) -> tuple[int, ...]:
+    return tuple(int(b) for b in text.split(",")) if text else ()

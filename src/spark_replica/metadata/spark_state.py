@@ -1,0 +1,137 @@
+"""The Spark engine's state in the metadata database (``SparkStateStore``).
+
+``commit_spark_state`` is the engine's commit point: the databases, the tables that changed,
+the engine counters and the executed GTID set are written in one transaction, so after a
+crash the store holds either the whole batch or none of it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from types import MappingProxyType
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.storage.spark.state import (
+    DurableState,
+    StoredTable,
+    batches_from_text,
+    batches_to_text,
+    definition_from_json,
+    definition_to_json,
+)
+from spark_replica.metadata.models import (
+    GtidExecuted,
+    ReplicaDatabase,
+    ReplicaEngineState,
+    ReplicaTable,
+)
+
+_STATE_ID = 1
+
+
+class SparkStateRepository:
+    """Mixed into ``MetadataStore``: it provides ``_transaction``."""
+
+    def _transaction(self) -> AbstractContextManager[Session]:  # pragma: no cover - mixin
+        raise NotImplementedError
+
+    def load_spark_state(self) -> DurableState:
+        with self._transaction() as s:
+            counters = s.get(ReplicaEngineState, _STATE_ID)
+            last_batch = counters.last_batch if counters else 0
+            next_table_id = counters.next_table_id if counters else 1
+            databases = frozenset(s.scalars(select(ReplicaDatabase.name)))
+            tables = {}
+            for row in s.scalars(select(ReplicaTable)):
+                stored = _stored(row)
+                tables[stored.ref] = stored
+            gtids = tuple(
+                (r[0], r[1], r[2], r[3])
+                for r in s.execute(
+                    select(
+                        GtidExecuted.source_uuid,
+                        GtidExecuted.gtid_tag,
+                        GtidExecuted.interval_start,
+                        GtidExecuted.interval_end,
+                    ).order_by(
+                        GtidExecuted.source_uuid, GtidExecuted.gtid_tag, GtidExecuted.interval_start
+                    )
+                )
+            )
+        return DurableState(
+            databases,
+            MappingProxyType(tables),
+            last_batch,
+            gtids,
+            next_table_id,
+        )
+
+    def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
+        with self._transaction() as s:
+            for name in before.databases - after.databases:
+                s.execute(delete(ReplicaDatabase).where(ReplicaDatabase.name == name))
+            for name in after.databases - before.databases:
+                s.add(ReplicaDatabase(name=name))
+            old = {t.id: t for t in before.tables.values()}
+            new = {t.id: t for t in after.tables.values()}
+            gone = [table_id for table_id in old if table_id not in new]
+            if gone:
+                s.execute(delete(ReplicaTable).where(ReplicaTable.id.in_(gone)))
+            for table_id, table in new.items():
+                if table_id not in old:
+                    s.add(_row(table))
+                elif old[table_id] != table:
+                    s.execute(
+                        update(ReplicaTable)
+                        .where(ReplicaTable.id == table_id)
+                        .values(**_values(table))
+                    )
+            s.merge(
+                ReplicaEngineState(
+                    id=_STATE_ID,
+                    last_batch=after.last_batch,
+                    next_table_id=after.next_table_id,
+                    committed_at=datetime.now(UTC).replace(tzinfo=None),
+                )
+            )
+            if before.gtids != after.gtids:
+                s.execute(delete(GtidExecuted))
+                rows = [
+                    {"source_uuid": u, "gtid_tag": t, "interval_start": a, "interval_end": b}
+                    for u, t, a, b in after.gtids
+                ]
+                if rows:
+                    s.execute(insert(GtidExecuted), rows)
+
+
+def _values(table: StoredTable) -> dict[str, object]:
+    return {
+        "schema_name": table.ref.schema,
+        "table_name": table.ref.table,
+        "definition": definition_to_json(table.definition),
+        "generation": table.generation,
+        "has_base": int(table.base),
+        "batches": batches_to_text(table.batches),
+    }
+
+
+def _row(table: StoredTable) -> ReplicaTable:
+    return ReplicaTable(id=table.id, **_values(table))  # type: ignore[arg-type]
+
+
+def _stored(row: ReplicaTable) -> StoredTable:
+    return StoredTable(
+        row.id,
+        TableRef(row.schema_name, row.table_name),
+        definition_from_json(row.definition),
+        row.generation,
+        bool(row.has_base),
+        batches_from_text(row.batches),
+    )
+
+
+__all__ = ["SparkStateRepository"]
