@@ -4,7 +4,8 @@ table definitions) they change.
 ``ddl_parser.parse_ddl`` turns MySQL statements into operations; ``Catalog.apply`` checks an
 operation against the catalog with MySQL's errors and returns the catalog after it. Both are
 engine-independent: the in-memory engine and the Spark engine check a statement this way and
-then change their data to match.
+then change their data to match: for ALTER TABLE, ``alter_columns`` gives the new definition
+and how each existing row converts (``AlteredTable``; values: ``ddl_convert``).
 https://dev.mysql.com/doc/refman/8.4/en/sql-data-definition-statements.html
 """
 
@@ -12,11 +13,28 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.storage.interface import Column, EngineError, TableDef, TableRef
+from spark_replica.applier_core.storage.ddl_convert import (
+    Converter,
+    Kind,
+    ValueFault,
+    fill_converter,
+    key_prefix_after,
+    needs_copy,
+    parse_type,
+    type_converter,
+)
+from spark_replica.applier_core.storage.ddl_convert import Default as Default
+from spark_replica.applier_core.storage.interface import (
+    Column,
+    EngineError,
+    Row,
+    TableDef,
+    TableRef,
+)
 
 # -- operations -------------------------------------------------------------------------------
 
@@ -60,14 +78,23 @@ class RenameTable:
     new: TableRef
 
 
+# -- ALTER TABLE actions ------------------------------------------------------------------------
+# Names in actions are resolved as MySQL does (``alter_columns``): DROP, CHANGE/MODIFY, RENAME
+# COLUMN and ALTER COLUMN name columns of the table before the statement; FIRST/AFTER and
+# ADD PRIMARY KEY name columns of the table being built.
+
+
 @dataclass(frozen=True, slots=True)
 class AddColumn:
-    """``after``: the column to follow; neither it nor ``first``: the new column goes last."""
+    """ADD [COLUMN]. ``after``: the column to follow; neither it nor ``first``: the new column
+    goes last. ``default``: where its value in existing rows comes from (None: no DEFAULT
+    clause, so NULL, or MySQL's implicit default for a NOT NULL column)."""
 
     column: Column
     first: bool = False
     after: str | None = None
     if_not_exists: bool = False
+    default: Default | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +104,79 @@ class DropColumn:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeColumn:
+    """MODIFY [COLUMN] (``column.name == name``) or CHANGE [COLUMN] ``name`` to ``column``:
+    the column's new name, type and nullability, and with ``first``/``after`` its new place.
+    Existing values are converted to the new type. ``generated``: ``AUTO_INCREMENT`` or a
+    generated column's ``AS (...)`` when the new definition has one; ``charset``: its
+    CHARACTER SET clause, lower case."""
+
+    name: str
+    column: Column
+    first: bool = False
+    after: str | None = None
+    generated: str | None = None
+    charset: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RenameColumn:
+    """RENAME COLUMN ``name`` TO ``new_name`` (definition and values unchanged)."""
+
+    name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlterColumn:
+    """ALTER [COLUMN] ``name`` SET/DROP DEFAULT or SET VISIBLE/INVISIBLE: nothing changes for
+    the data, but the column must exist."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddPrimaryKey:
+    """ADD PRIMARY KEY (``columns``), ``prefixes`` as in ``TableDef.key_prefix``."""
+
+    columns: tuple[str, ...]
+    prefixes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DropPrimaryKey:
+    """DROP PRIMARY KEY (also DROP INDEX `PRIMARY`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertCharset:
+    """CONVERT TO CHARACTER SET ``charset`` (lower case): text keeps its characters."""
+
+    charset: str
+
+
+AlterAction = (
+    AddColumn
+    | DropColumn
+    | ChangeColumn
+    | RenameColumn
+    | AlterColumn
+    | AddPrimaryKey
+    | DropPrimaryKey
+    | ConvertCharset
+)
+
+
+@dataclass(frozen=True, slots=True)
 class AlterTable:
+    """ALTER TABLE: ``actions`` in statement order (none: only clauses without effect on
+    columns, keys or data, such as ADD INDEX or ENGINE=). ``copy``: ALGORITHM=COPY was given.
+    ``statement`` is the text that 1235 errors name."""
+
     table: TableRef
-    actions: tuple[AddColumn | DropColumn, ...]
+    actions: tuple[AlterAction, ...]
+    copy: bool = False
+    statement: str = field(default="", compare=False)
 
 
 DdlOperation = (
@@ -105,7 +202,8 @@ class Catalog:
 
     def apply(self, operation: DdlOperation) -> Catalog:
         """The catalog after ``operation``; raises ``EngineError`` with MySQL's error when the
-        operation cannot run (1007, 1008, 1049, 1050, 1051, 1060, 1090, 1091, 1146)."""
+        operation cannot run (1007, 1008, 1049, 1050, 1051, 1054, 1060, 1068, 1072, 1090,
+        1091, 1146; 1235 for an ALTER TABLE this module refuses to guess)."""
         return _apply(operation, self)
 
     def definition(self, table: TableRef) -> TableDef:
@@ -199,60 +297,383 @@ def _(op: RenameTable, catalog: Catalog) -> Catalog:
 
 @_apply.register
 def _(op: AlterTable, catalog: Catalog) -> Catalog:
-    definition, _sources = alter_columns(op.table, catalog.definition(op.table), op.actions)
+    definition = alter_columns(op, catalog.definition(op.table)).definition
     return catalog._with(tables={**catalog.tables, op.table: definition})
 
 
-def alter_columns(
-    table: TableRef, definition: TableDef, actions: tuple[AddColumn | DropColumn, ...]
-) -> tuple[TableDef, tuple[int | None, ...]]:
-    """The definition after ADD/DROP COLUMN ``actions``, and for each of its columns the
-    index of the column it comes from (None: a new column, NULL in existing rows).
+# -- ALTER TABLE on definitions and rows ------------------------------------------------------
 
-    A dropped key column leaves the primary key (a key left with no column is dropped)."""
-    columns: list[tuple[Column, int | None]] = list(
-        zip(definition.columns, range(len(definition.columns)), strict=True)
-    )
-    key = dict(zip(definition.primary_key, definition.key_prefix, strict=True))
-    key_order = list(definition.primary_key)
 
-    def position(name: str) -> int | None:
+@dataclass(frozen=True, slots=True)
+class AlteredTable:
+    """A table after ALTER TABLE: its ``definition``, and how each existing row becomes a
+    row of it.
+
+    For new column ``i``: ``sources[i]`` is the index of the old column its value comes from
+    (None: a new column); ``converters[i]``, when not None, maps that old value (None for a
+    new column) to the new value: a type conversion, a NOT NULL check, or a new column's fill
+    value. ``convert_row`` applies both to a row of plain values, as an engine reads them,
+    and raises MySQL's errors; ``keeps_rows`` is True when rows stay as they are (a key
+    change still needs the rows re-keyed and checked for duplicates: 1062).
+    """
+
+    table: TableRef
+    definition: TableDef
+    sources: tuple[int | None, ...]
+    converters: tuple[Converter | None, ...]
+    keeps_rows: bool
+    statement: str = field(default="", compare=False)
+
+    def convert_row(self, row: Row, number: int) -> Row:
+        """``row`` of the old table as a row of the new one; ``number`` (1-based) is the
+        row's place in the table's scan, which error texts name.
+
+        Raises:
+            EngineError: 1235 naming the statement when a value cannot be converted (MySQL's
+                strict mode refuses it, so the source ran in another mode, or the
+                conversion is not implemented).
+        """
+        values: list[object] = []
+        for index, (source, convert) in enumerate(zip(self.sources, self.converters, strict=True)):
+            value = None if source is None else row[source]
+            if convert is not None:
+                try:
+                    value = convert(value)
+                except ValueFault as fault:
+                    raise self._error(fault, index, number) from None
+                except (TypeError, ValueError, ArithmeticError) as error:  # an unexpected value
+                    odd = ValueFault(0, f"converting {value!r} in column '{{column}}': {error}")
+                    raise self._error(odd, index, number) from error
+            values.append(value)
+        return tuple(values)
+
+    def _error(self, fault: ValueFault, index: int, number: int) -> EngineError:
+        text = fault.message(self.definition.columns[index].name, number)
+        if fault.code:
+            text = f"an ALTER TABLE that MySQL's strict mode refuses with {fault.code}: {text}"
+        return unsupported(text, self.statement)
+
+
+def alter_columns(op: AlterTable, definition: TableDef) -> AlteredTable:
+    """The table ``definition`` after ``op``, with MySQL's errors for what cannot run.
+
+    MySQL builds the new column list from the old one: each old column is dropped (DROP),
+    replaced (CHANGE/MODIFY), renamed (RENAME COLUMN) or kept, all matched by its old name;
+    then, in statement order, ADD appends or places its column and a CHANGE/MODIFY with
+    FIRST/AFTER moves its own, where AFTER names a column of the list built so far (new
+    names). So ``RENAME COLUMN a TO b, RENAME COLUMN b TO a`` swaps and ``DROP a, ADD a``
+    replaces. Two clauses naming the same old column are refused (1235) rather than guessed.
+    Errors: 1054 (unknown column or AFTER target), 1090 (no column left), 1091 (DROP of an
+    unknown column, or DROP PRIMARY KEY without one), 1060 (duplicate name), 1068 (a second
+    primary key), 1072 (unknown key column). A dropped key column leaves the primary key (a
+    key left with no column is dropped); key columns become NOT NULL.
+    """
+    return _Alteration(op, definition).run()
+
+
+@dataclass(slots=True)
+class _Slot:
+    """A column of the table being built, and where its values come from."""
+
+    column: Column
+    source: int | None = None
+    change: ChangeColumn | None = None
+    add: AddColumn | None = None
+
+
+#: Actions that name a column of the table before the statement.
+_NAMING = (DropColumn, ChangeColumn, RenameColumn, AlterColumn)
+
+
+class _Alteration:
+    """One ``alter_columns`` run: the steps follow the order of MySQL's checks."""
+
+    def __init__(self, op: AlterTable, definition: TableDef) -> None:
+        self.op = op
+        self.old = definition
+        self.slots: list[_Slot] = []
+        self.claimed: set[int] = set()  # indexes in op.actions of actions that found a column
+
+    def run(self) -> AlteredTable:
+        self._check_ambiguity()
+        self._take_old_columns()
+        self._place_columns()
+        self._check_unknown_columns()
+        key, dropped_key = self._old_key()
+        self._check_drops(dropped_key)
+        self._check_names()
+        key = self._add_key(key)
+        return self._result(key, dropped_key)
+
+    def _fail(self, code: ErrorCode, *args: object) -> EngineError:
+        return EngineError.of(code, *args, table=self.op.table)
+
+    def _check_ambiguity(self) -> None:
+        for column in self.old.columns:
+            folded = column.name.casefold()
+            naming = [a for a in self.op.actions if isinstance(a, _NAMING) and _named(a, folded)]
+            if len(naming) > 1:
+                what = f"several ALTER TABLE clauses on column '{column.name}'"
+                raise unsupported(what, self.op.statement)
+
+    def _take_old_columns(self) -> None:
+        for index, column in enumerate(self.old.columns):
+            action = self._claim(column.name)
+            if isinstance(action, DropColumn):
+                continue
+            if isinstance(action, ChangeColumn):
+                self.slots.append(_Slot(action.column, index, change=action))
+            elif isinstance(action, RenameColumn):
+                self.slots.append(_Slot(replace(column, name=action.new_name), index))
+            else:
+                self.slots.append(_Slot(column, index))
+
+    def _claim(self, name: str) -> DropColumn | ChangeColumn | RenameColumn | AlterColumn | None:
         folded = name.casefold()
-        return next((i for i, (c, _) in enumerate(columns) if c.name.casefold() == folded), None)
+        for index, action in enumerate(self.op.actions):
+            if isinstance(action, _NAMING) and _named(action, folded):
+                self.claimed.add(index)
+                return action
+        return None
 
-    for action in actions:
-        if isinstance(action, AddColumn):
-            if position(action.column.name) is not None:
-                if action.if_not_exists:
+    def _place_columns(self) -> None:
+        for index, action in enumerate(self.op.actions):
+            if isinstance(action, AddColumn):
+                if action.if_not_exists and self._position(action.column.name) is not None:
                     continue
-                raise EngineError.of(ErrorCode.DUP_FIELDNAME, action.column.name)
-            at = len(columns)
-            if action.first:
-                at = 0
-            elif action.after is not None:
-                after = position(action.after)
-                if after is None:
-                    raise EngineError.of(ErrorCode.BAD_FIELD_ERROR, action.after, table.table)
-                at = after + 1
-            columns.insert(at, (action.column, None))
-        else:
-            at_drop = position(action.name)
-            if at_drop is None:
-                if action.if_exists:
-                    continue
-                raise EngineError.of(ErrorCode.CANT_DROP_FIELD_OR_KEY, action.name)
-            columns.pop(at_drop)
-    if not columns:
-        raise EngineError.of(ErrorCode.CANT_REMOVE_ALL_FIELDS)
-    sources = tuple(source for _, source in columns)
-    new_index = {source: i for i, source in enumerate(sources) if source is not None}
-    kept = [old for old in key_order if old in new_index]
-    result = TableDef(
-        tuple(column for column, _ in columns),
-        tuple(new_index[old] for old in kept),
-        tuple(key[old] for old in kept),
+                slot = _Slot(action.column, add=action)
+                self.slots.insert(self._target(action.first, action.after), slot)
+            elif isinstance(action, ChangeColumn):
+                if index not in self.claimed:
+                    raise self._fail(ErrorCode.BAD_FIELD_ERROR, action.name, self.op.table.table)
+                if action.first or action.after is not None:
+                    moved = next(s for s in self.slots if s.change is action)
+                    self.slots.remove(moved)
+                    self.slots.insert(self._target(action.first, action.after), moved)
+
+    def _position(self, name: str) -> int | None:
+        folded = name.casefold()
+        found = (i for i, slot in enumerate(self.slots) if slot.column.name.casefold() == folded)
+        return next(found, None)
+
+    def _target(self, first: bool, after: str | None) -> int:
+        if first:
+            return 0
+        if after is None:
+            return len(self.slots)
+        found = self._position(after)
+        if found is None:
+            raise self._fail(ErrorCode.BAD_FIELD_ERROR, after, self.op.table.table)
+        return found + 1
+
+    def _check_unknown_columns(self) -> None:
+        for index, action in enumerate(self.op.actions):
+            if isinstance(action, RenameColumn | AlterColumn) and index not in self.claimed:
+                raise self._fail(ErrorCode.BAD_FIELD_ERROR, action.name, self.op.table.table)
+        if not self.slots:
+            raise self._fail(ErrorCode.CANT_REMOVE_ALL_FIELDS)
+
+    def _old_key(self) -> tuple[list[tuple[_Slot, int]], bool]:
+        """The old primary key's parts that survive, as (slot, prefix); whether DROP PRIMARY
+        KEY dropped it."""
+        dropped = bool(self.old.primary_key) and any(
+            isinstance(a, DropPrimaryKey) for a in self.op.actions
+        )
+        if dropped:
+            return [], True
+        by_source = {slot.source: slot for slot in self.slots if slot.source is not None}
+        parts: list[tuple[_Slot, int]] = []
+        for index, prefix in zip(self.old.primary_key, self.old.key_prefix, strict=True):
+            slot = by_source.get(index)
+            if slot is not None:
+                changed = slot.change is not None
+                parts.append(
+                    (slot, key_prefix_after(prefix, slot.column.type) if changed else prefix)
+                )
+        return parts, False
+
+    def _check_drops(self, dropped_key: bool) -> None:
+        """DROP of an unknown column, or DROP PRIMARY KEY with no key or twice: 1091 for the
+        first in the statement."""
+        key_drops = 0
+        for index, action in enumerate(self.op.actions):
+            if (
+                isinstance(action, DropColumn)
+                and index not in self.claimed
+                and not action.if_exists
+            ):
+                raise self._fail(ErrorCode.CANT_DROP_FIELD_OR_KEY, action.name)
+            if isinstance(action, DropPrimaryKey):
+                key_drops += 1
+                if key_drops > int(dropped_key):
+                    raise self._fail(ErrorCode.CANT_DROP_FIELD_OR_KEY, "PRIMARY")
+
+    def _check_names(self) -> None:
+        seen: set[str] = set()
+        for slot in self.slots:
+            folded = slot.column.name.casefold()
+            if folded in seen:
+                raise self._fail(ErrorCode.DUP_FIELDNAME, slot.column.name)
+            seen.add(folded)
+
+    def _add_key(self, key: list[tuple[_Slot, int]]) -> list[tuple[_Slot, int]]:
+        for action in self.op.actions:
+            if not isinstance(action, AddPrimaryKey):
+                continue
+            if key:
+                raise self._fail(ErrorCode.MULTIPLE_PRI_KEY)
+            prefixes = action.prefixes or (0,) * len(action.columns)
+            for name, prefix in zip(action.columns, prefixes, strict=True):
+                position = self._position(name)
+                if position is None:
+                    raise self._fail(ErrorCode.KEY_COLUMN_DOES_NOT_EXITS, name)
+                if any(slot is self.slots[position] for slot, _ in key):
+                    raise self._fail(ErrorCode.DUP_FIELDNAME, name)
+                key.append((self.slots[position], prefix))
+        for slot, _ in key:  # MySQL makes key columns NOT NULL
+            slot.column = replace(slot.column, nullable=False)
+        return key
+
+    def _result(self, key: list[tuple[_Slot, int]], dropped_key: bool) -> AlteredTable:
+        copy = self._copies(dropped_key)
+        charset = next((a.charset for a in self.op.actions if isinstance(a, ConvertCharset)), None)
+        converters = tuple(self._converter(slot, copy, charset) for slot in self.slots)
+        sources = tuple(slot.source for slot in self.slots)
+        position = {id(slot): i for i, slot in enumerate(self.slots)}
+        definition = TableDef(
+            tuple(slot.column for slot in self.slots),
+            tuple(position[id(slot)] for slot, _ in key),
+            tuple(prefix for _, prefix in key),
+        )
+        keeps = sources == tuple(range(len(self.old.columns))) and not any(converters)
+        return AlteredTable(
+            self.op.table, definition, sources, converters, keeps, self.op.statement
+        )
+
+    def _copies(self, dropped_key: bool) -> bool:
+        """Whether MySQL runs this ALTER by copying rows (ALGORITHM=COPY, a type change not
+        done in place, CONVERT TO CHARACTER SET, DROP PRIMARY KEY without ADD): it decides
+        MySQL's error for a NULL left in a NOT NULL column."""
+        actions = self.op.actions
+        if self.op.copy or any(isinstance(a, ConvertCharset) for a in actions):
+            return True
+        if dropped_key and not any(isinstance(a, AddPrimaryKey) for a in actions):
+            return True
+        return any(
+            slot.change is not None
+            and slot.source is not None
+            and needs_copy(
+                parse_type(self.old.columns[slot.source].type), parse_type(slot.column.type)
+            )
+            for slot in self.slots
+        )
+
+    def _converter(self, slot: _Slot, copy: bool, charset: str | None) -> Converter | None:
+        if slot.source is None:
+            assert slot.add is not None
+            column, default = slot.column, slot.add.default
+            if default is None and column.nullable:
+                return None
+            return fill_converter(column.name, column.type, column.nullable, default)
+        old = self.old.columns[slot.source]
+        steps = [
+            _type_step(old, slot.column, slot.change),
+            _charset_step(slot.column, charset),
+            _null_step(old, slot.column, copy),
+        ]
+        return _chain([step for step in steps if step is not None])
+
+
+def _named(action: DropColumn | ChangeColumn | RenameColumn | AlterColumn, folded: str) -> bool:
+    return action.name.casefold() == folded
+
+
+def _type_step(old: Column, new: Column, change: ChangeColumn | None) -> Converter | None:
+    """The type conversion of a CHANGE/MODIFY (values MySQL computes anew are refused)."""
+    if change is None:
+        return None
+    if change.generated is not None and change.generated != "AUTO_INCREMENT":
+        return _refuse(f"computing existing rows of column '{new.name}' {change.generated}")
+    steps = [type_converter(old.type, new.type)]
+    if change.charset is not None and change.charset not in _TEXT_CHARSETS:
+        steps.append(_refuse_values(f"converting text of column '{new.name}' to {change.charset}"))
+    if change.generated == "AUTO_INCREMENT":
+        steps.append(_no_renumbering)
+    return _chain([step for step in steps if step is not None])
+
+
+def _charset_step(column: Column, charset: str | None) -> Converter | None:
+    """CONVERT TO CHARACTER SET: text the decoder gave as bytes (a character set it does not
+    read) would change; text it gave as ``str`` keeps its characters."""
+    if charset is None or parse_type(column.type).kind not in _TEXT_KINDS:
+        return None
+    if charset not in _TEXT_CHARSETS:
+        return _refuse_values(f"converting text of column '{column.name}' to {charset}")
+
+    def check(value: object) -> object:
+        if isinstance(value, bytes):
+            raise ValueFault(0, f"converting text of unknown character set in '{column.name}'")
+        return value
+
+    return check
+
+
+def _null_step(old: Column, new: Column, copy: bool) -> Converter | None:
+    """NULL into a column made NOT NULL: MySQL 1265 when it copies rows, else 1138."""
+    if new.nullable or not old.nullable:
+        return None
+    fault = (
+        ValueFault(1265, "Data truncated for column '{column}' at row {row}")
+        if copy
+        else ValueFault(1138, "Invalid use of NULL value")
     )
-    return result, sources
+
+    def check(value: object) -> object:
+        if value is None:
+            raise fault
+        return value
+
+    return check
+
+
+def _no_renumbering(value: object) -> object:
+    """A column made AUTO_INCREMENT: MySQL gives its NULL and 0 values new numbers."""
+    if value is None or value == 0:
+        raise ValueFault(0, "numbering the NULL or 0 values of a column made AUTO_INCREMENT")
+    return value
+
+
+def _refuse(what: str) -> Converter:
+    def refuse(value: object) -> object:
+        raise ValueFault(0, what)
+
+    return refuse
+
+
+def _refuse_values(what: str) -> Converter:
+    def refuse(value: object) -> object:
+        if value is None:
+            return None
+        raise ValueFault(0, what)
+
+    return refuse
+
+
+def _chain(steps: list[Converter]) -> Converter | None:
+    if len(steps) <= 1:
+        return steps[0] if steps else None
+
+    def run(value: object) -> object:
+        for step in steps:
+            value = step(value)
+        return value
+
+    return run
+
+
+#: Character sets whose text the binlog decoder gives as ``str`` (``binlog.rows.charsets``).
+_TEXT_CHARSETS = frozenset({"utf8mb4", "utf8mb3", "utf8", "latin1", "ascii"})
+_TEXT_KINDS = frozenset({Kind.CHAR, Kind.VARCHAR, Kind.TEXT, Kind.ENUM, Kind.SET})
 
 
 def unsupported(what: str, statement: str) -> EngineError:

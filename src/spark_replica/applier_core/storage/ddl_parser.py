@@ -2,14 +2,18 @@
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE TABLE (columns, PRIMARY KEY;
 secondary keys and other constraints are accepted and ignored; ``LIKE other``), DROP TABLE,
-TRUNCATE TABLE, RENAME TABLE, ALTER TABLE ADD COLUMN / DROP COLUMN / RENAME TO. Anything else
-raises ``EngineError`` 1235 naming the statement: an engine never skips DDL silently.
+TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN,
+ADD/DROP PRIMARY KEY, CONVERT TO CHARACTER SET and RENAME TO. ALTER TABLE clauses that change
+neither columns, primary key nor data (secondary indexes, foreign keys, checks, table options
+such as ENGINE=, ALGORITHM=, LOCK=) are accepted and do nothing. Anything else raises
+``EngineError`` 1235 naming the statement: an engine never skips DDL silently.
 (sqlglot's DDL transpilation is not used: the statements are read, not translated.)
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from sqlglot import expressions as exp
 from sqlglot.dialects.dialect import Dialect
@@ -19,13 +23,21 @@ from sqlglot.tokenizer_core import Token, TokenType
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
+    AddPrimaryKey,
+    AlterAction,
+    AlterColumn,
     AlterTable,
+    ChangeColumn,
+    ConvertCharset,
     CreateDatabase,
     CreateTable,
     DdlOperation,
+    Default,
     DropColumn,
     DropDatabase,
+    DropPrimaryKey,
     DropTable,
+    RenameColumn,
     RenameTable,
     TruncateTable,
     unsupported,
@@ -54,6 +66,8 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
         raise EngineError.of(ErrorCode.EMPTY_QUERY)
     if len(found) > 1:
         raise unsupported("several statements in one DDL event", statement)
+    if isinstance(found[0], exp.Command) and str(found[0].this).upper() == "ALTER":
+        return _parse_alter_command(statement, tokens, database)
     return _Translator(statement, database).translate(found[0])
 
 
@@ -153,17 +167,35 @@ class _Translator:
         return new
 
     def _column(self, item: exp.ColumnDef) -> tuple[Column, bool]:
+        spec = self._column_spec(item)
+        return spec.column, spec.primary
+
+    def _column_spec(self, item: exp.ColumnDef) -> _ColumnSpec:
         kind = item.args.get("kind")
         if kind is None:
             raise self._unsupported(f"the column {item.name!r} without a type")
         nullable, primary = True, False
+        default: Default | None = None
+        generated: str | None = None
+        charset: str | None = None
         for constraint in item.args.get("constraints") or ():
             found = constraint.args.get("kind")
             if isinstance(found, exp.NotNullColumnConstraint):
                 nullable = bool(found.args.get("allow_null"))
             elif isinstance(found, exp.PrimaryKeyColumnConstraint):
                 primary, nullable = True, False
-        return Column(item.name, kind.sql(dialect="mysql"), nullable), primary
+            elif isinstance(found, exp.DefaultColumnConstraint):
+                default = _default(found.this)
+            elif isinstance(found, exp.AutoIncrementColumnConstraint):
+                generated = "AUTO_INCREMENT"
+            elif isinstance(found, exp.ComputedColumnConstraint):
+                expression = found.this.sql("mysql")
+                paren = isinstance(found.this, exp.Paren)
+                generated = f"AS {expression}" if paren else f"AS ({expression})"
+            elif isinstance(found, exp.CharacterSetColumnConstraint):
+                charset = found.this.name.lower()
+        column = Column(item.name, kind.sql(dialect="mysql"), nullable)
+        return _ColumnSpec(column, primary, default, generated, charset)
 
     def _primary_key(self, item: exp.Expression) -> list[tuple[str, int]] | None:
         if isinstance(item, exp.Constraint):
@@ -190,35 +222,256 @@ class _Translator:
             raise self._unsupported(f"DROP {kind}")
         return tuple(DropTable(self._table(t), exists) for t in tree.args["tables"])
 
-    def _alter(self, tree: exp.Alter) -> tuple[DdlOperation, ...]:
+    def _alter(
+        self, tree: exp.Alter, extra: tuple[AlterAction, ...] = ()
+    ) -> tuple[DdlOperation, ...]:
         table = self._table(tree.this)
-        actions: list[AddColumn | DropColumn] = []
+        actions: list[AlterAction] = []
         renamed: TableRef | None = None
         for action in tree.args.get("actions") or ():
-            if isinstance(action, exp.ColumnDef):
-                actions.append(self._add_column(action))
-            elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
-                exists = bool(action.args.get("exists"))
-                actions += [DropColumn(c.name, exists) for c in action.args["tables"]]
-            elif isinstance(action, exp.AlterRename):
+            if isinstance(action, exp.AlterRename):
                 renamed = self._table(action.this)
             else:
-                raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
-        operations: list[DdlOperation] = [AlterTable(table, tuple(actions))] if actions else []
+                actions += self._alter_action(action)
+        actions += extra
+        copy = self._alter_options(list(tree.args.get("options") or ()))
+        operations: list[DdlOperation] = []
+        if actions or renamed is None:  # no actions: checks the table exists (1146)
+            operations.append(AlterTable(table, tuple(actions), copy, self.statement))
         if renamed is not None:
             operations.append(RenameTable(table, renamed))
-        if not operations:
-            raise self._unsupported("ALTER TABLE without column changes")
         return tuple(operations)
 
-    def _add_column(self, action: exp.ColumnDef) -> AddColumn:
-        column, primary = self._column(action)
-        if primary:
-            raise self._unsupported("ADD COLUMN ... PRIMARY KEY")
-        place = action.args.get("position")
-        first = place is not None and str(place.args.get("position")).upper() == "FIRST"
-        after = place.this.name if place is not None and not first and place.this else None
-        return AddColumn(column, first, after, bool(action.args.get("exists")))
+    def _alter_action(self, action: exp.Expression) -> list[AlterAction]:
+        """One clause of ALTER TABLE as actions (none: a clause without effect here)."""
+        if isinstance(action, exp.ColumnDef):
+            return self._add_column(action)
+        if isinstance(action, exp.ModifyColumn):
+            return self._change_column(action)
+        if isinstance(action, exp.Drop):
+            return self._alter_drop(action)
+        if isinstance(action, exp.DropPrimaryKey):
+            return [DropPrimaryKey()]
+        if isinstance(action, exp.RenameColumn) and not action.args.get("exists"):
+            return [RenameColumn(action.this.name, action.args["to"].name)]
+        if isinstance(action, exp.AlterColumn) and _set_args(action) <= _ALTER_COLUMN_ARGS:
+            return [AlterColumn(action.name)]
+        if isinstance(action, exp.AddConstraint):
+            return [key for item in action.expressions for key in self._add_constraint(item)]
+        if isinstance(action, exp.RenameIndex | exp.AlterIndex | exp.ForceProperty):
+            return []  # secondary keys are not kept; FORCE rebuilds the same rows
+        raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
+
+    def _add_column(self, action: exp.ColumnDef) -> list[AlterAction]:
+        spec = self._column_spec(action)
+        first, after = _position(action)
+        default = spec.default
+        if spec.generated is not None:
+            default = Default(expression=spec.generated)
+        added = AddColumn(spec.column, first, after, bool(action.args.get("exists")), default)
+        return [added, AddPrimaryKey((spec.column.name,))] if spec.primary else [added]
+
+    def _change_column(self, action: exp.ModifyColumn) -> list[AlterAction]:
+        definition = action.this
+        if not isinstance(definition, exp.ColumnDef):
+            raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
+        spec = self._column_spec(definition)
+        old_name = action.args.get("rename_from")
+        name = old_name.name if old_name is not None else spec.column.name
+        first, after = _position(definition)
+        change = ChangeColumn(name, spec.column, first, after, spec.generated, spec.charset)
+        return [change, AddPrimaryKey((spec.column.name,))] if spec.primary else [change]
+
+    def _alter_drop(self, action: exp.Drop) -> list[AlterAction]:
+        kind = str(action.args.get("kind") or "").upper()
+        names = [item.name for item in action.args.get("tables") or ()]
+        if kind == "COLUMN":
+            return [DropColumn(name, bool(action.args.get("exists"))) for name in names]
+        if kind in ("INDEX", "KEY", "CONSTRAINT") and any(n.upper() == "PRIMARY" for n in names):
+            return [DropPrimaryKey()]  # the primary key is the index named PRIMARY
+        if kind in ("INDEX", "KEY", "CONSTRAINT", "FOREIGN KEY", "CHECK"):
+            return []
+        raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
+
+    def _add_constraint(self, item: exp.Expression) -> list[AlterAction]:
+        key = self._primary_key(item)
+        if key is not None:
+            return [AddPrimaryKey(tuple(n for n, _ in key), tuple(p for _, p in key))]
+        inner = item.expressions if isinstance(item, exp.Constraint) else [item]
+        if all(isinstance(part, _SECONDARY_KEYS) for part in inner):
+            return []  # secondary keys, foreign keys and checks change no data
+        raise self._unsupported(f"ALTER TABLE ... ADD {item.sql('mysql')}")
+
+    def _alter_options(self, options: list[exp.Expression]) -> bool:
+        """Table options of ALTER TABLE change no data; True for ALGORITHM=COPY."""
+        copy = False
+        for option in options:
+            if isinstance(option, exp.AlgorithmProperty):
+                copy = copy or option.name.upper() == "COPY"
+            elif isinstance(option, exp.EngineProperty):
+                if option.name.upper() not in _ENGINES:
+                    raise self._unsupported(f"ALTER TABLE ... ENGINE={option.name}")
+            elif not isinstance(option, _NO_OP_OPTIONS) and not _generic_option(option):
+                raise self._unsupported(f"ALTER TABLE ... {option.sql('mysql')}")
+        return copy
+
+
+class _ColumnSpec(NamedTuple):
+    """A column definition: the catalog's column and what else the clause says."""
+
+    column: Column
+    primary: bool
+    default: Default | None
+    generated: str | None
+    charset: str | None
+
+
+#: The arguments of ALTER COLUMN SET/DROP DEFAULT and SET VISIBLE/INVISIBLE.
+_ALTER_COLUMN_ARGS = frozenset({"this", "default", "drop", "visible"})
+_SECONDARY_KEYS = (
+    exp.IndexColumnConstraint,
+    exp.UniqueColumnConstraint,
+    exp.ForeignKey,
+    exp.CheckColumnConstraint,
+)
+#: Storage engines that keep a table's rows (BLACKHOLE, for one, would discard them).
+_ENGINES = frozenset({"INNODB", "MYISAM", "MEMORY", "HEAP"})
+_NO_OP_OPTIONS = (
+    exp.SchemaCommentProperty,
+    exp.LockProperty,
+    exp.CharacterSetProperty,
+    exp.CollateProperty,
+    exp.AutoIncrementProperty,
+    exp.RowFormatProperty,
+    exp.Order,
+)
+#: Table options sqlglot keeps as plain ``Property``: none changes the rows.
+_GENERIC_OPTIONS = frozenset(
+    {
+        "AUTOEXTEND_SIZE",
+        "AVG_ROW_LENGTH",
+        "CHECKSUM",
+        "COMPRESSION",
+        "DELAY_KEY_WRITE",
+        "ENCRYPTION",
+        "ENGINE_ATTRIBUTE",
+        "KEY_BLOCK_SIZE",
+        "MAX_ROWS",
+        "MIN_ROWS",
+        "PACK_KEYS",
+        "SECONDARY_ENGINE",
+        "SECONDARY_ENGINE_ATTRIBUTE",
+        "STATS_AUTO_RECALC",
+        "STATS_PERSISTENT",
+        "STATS_SAMPLE_PAGES",
+    }
+)
+
+
+def _set_args(node: exp.Expression) -> set[str]:
+    return {name for name, value in node.args.items() if value is not None}
+
+
+def _generic_option(option: exp.Expression) -> bool:
+    return type(option) is exp.Property and option.name.upper() in _GENERIC_OPTIONS
+
+
+def _position(definition: exp.ColumnDef) -> tuple[bool, str | None]:
+    """FIRST / AFTER of a column definition: (first, the column to follow)."""
+    place = definition.args.get("position")
+    if place is None:
+        return False, None
+    if str(place.args.get("position")).upper() == "FIRST":
+        return True, None
+    return False, place.this.name if place.this else None
+
+
+def _default(value: exp.Expression) -> Default:
+    """A DEFAULT clause: a literal's text, or the expression MySQL would evaluate."""
+    if isinstance(value, exp.Null):
+        return Default()
+    if isinstance(value, exp.Boolean):
+        return Default("1" if value.this else "0", number=True)
+    if isinstance(value, exp.Introducer):  # _utf8mb4'text'
+        value = value.expression
+    if isinstance(value, exp.Literal):
+        return Default(value.this, number=not value.is_string)
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
+        if not value.this.is_string:
+            return Default(f"-{value.this.this}", number=True)
+    return Default(expression=value.sql("mysql"))
+
+
+def _parse_alter_command(
+    statement: str, tokens: list[Token], database: str | None
+) -> tuple[DdlOperation, ...]:
+    """ALTER TABLE that sqlglot keeps as text: its clauses sqlglot cannot read but that are
+    understood here (CONVERT TO CHARACTER SET, ADD CHECK, ALTER CHECK, ENABLE/DISABLE KEYS)
+    are taken out, and the rest is parsed again."""
+    translator = _Translator(statement, database)
+    split = _alter_clauses(tokens)
+    if split is None:
+        raise translator._unsupported("this statement as replicated DDL")
+    name_end, clauses = split
+    kept: list[list[Token]] = []
+    extra: list[AlterAction] = []
+    for clause in clauses:
+        words = [token.text.upper() for token in clause]
+        if _is_convert(words):
+            extra.append(ConvertCharset(clause[_charset_at(words)].text.lower()))
+        elif not _is_no_op_clause(words):
+            kept.append(clause)
+    head = statement[: tokens[name_end - 1].end + 1]
+    rest = ", ".join(statement[c[0].start : c[-1].end + 1] for c in kept)
+    try:
+        trees = _MYSQL.parse(f"{head} {rest}" if rest else f"{head} FORCE")
+    except (ParseError, TokenError) as error:
+        raise _syntax_error(statement, error) from error
+    tree = trees[0] if len(trees) == 1 else None
+    if not isinstance(tree, exp.Alter) or (clauses and len(kept) == len(clauses)):
+        raise translator._unsupported(f"ALTER TABLE ... {rest or statement}")
+    return translator._alter(tree, tuple(extra))
+
+
+def _alter_clauses(tokens: list[Token]) -> tuple[int, list[list[Token]]] | None:
+    """ALTER TABLE name clause, clause, ...: where the name ends and the clauses' tokens."""
+    if len(tokens) < 3 or tokens[1].token_type is not TokenType.TABLE:
+        return None
+    name_end = 5 if len(tokens) >= 5 and tokens[3].token_type is TokenType.DOT else 3
+    if name_end == len(tokens):
+        return name_end, []  # ALTER TABLE t: nothing to change
+    clauses: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens[name_end:]:
+        if token.token_type is TokenType.COMMA and depth == 0:
+            clauses.append([])
+            continue
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        clauses[-1].append(token)
+    return (name_end, clauses) if all(clauses) else None
+
+
+def _is_convert(words: list[str]) -> bool:
+    return words[:2] == ["CONVERT", "TO"] and _charset_at(words) < len(words)
+
+
+def _charset_at(words: list[str]) -> int:
+    """The position of the character set's name in CONVERT TO CHARACTER SET|CHARSET name."""
+    if words[2:4] == ["CHARACTER", "SET"]:
+        return 4
+    return 3 if words[2:3] == ["CHARSET"] else len(words)
+
+
+def _is_no_op_clause(words: list[str]) -> bool:
+    """ENABLE/DISABLE KEYS (MyISAM index maintenance), ADD/ALTER of CHECK constraints, table
+    options sqlglot does not read (CHECKSUM=1, TABLESPACE ts)."""
+    if words in (["ENABLE", "KEYS"], ["DISABLE", "KEYS"]):
+        return True
+    if (words[0] in _GENERIC_OPTIONS or words[0] == "TABLESPACE") and len(words) <= 3:
+        return True  # NAME [=] value, alone: options written one after another are not read
+    if words[:1] == ["ADD"] and "CHECK" in words[1:4] and words[1] in ("CHECK", "CONSTRAINT"):
+        return True
+    return words[:1] == ["ALTER"] and words[1:2] in (["CHECK"], ["CONSTRAINT"])
 
 
 def _parse_rename(

@@ -239,20 +239,33 @@ def _(op: RenameTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
 
 @_change_data.register
 def _(op: AlterTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+    """The rows converted to the new definition (``AlteredTable.convert_row``) in the order
+    MySQL copies them (key order), and re-keyed: a duplicate of the new key fails (1062)."""
     old = tables[op.table]
-    definition, sources = alter_columns(op.table, old.definition, op.actions)
-    new = tables[op.table] = Table(op.table, definition)
-
-    def convert(row: Row) -> Row:
-        return tuple(None if source is None else row[source] for source in sources)
-
+    altered = alter_columns(op, old.definition)
+    new = tables[op.table] = Table(op.table, altered.definition)
+    rows = _scan_order(old)
+    if not altered.keeps_rows:
+        rows = [altered.convert_row(row, number) for number, row in enumerate(rows, 1)]
     if new.key_of is None:
-        for row in old.snapshot():
-            new.bag[hashable(convert(row))] += 1
+        for row in rows:
+            new.bag[hashable(row)] += 1
         return
-    for row in old.snapshot():
-        converted = convert(row)
-        key = new.key_of(converted)
+    for row in rows:
+        key = new.key_of(row)
         if key in new.rows:
             raise duplicate_key(new, key)
-        new.rows[key] = converted
+        new.rows[key] = row
+
+
+def _scan_order(table: Table) -> list[Row]:
+    """The rows in key order where the keys compare (InnoDB's clustered index order, which
+    numbers rows in MySQL's conversion errors), else as stored."""
+    rows = table.snapshot()
+    key_of = table.key_of
+    if key_of is None:
+        return rows
+    try:
+        return sorted(rows, key=key_of)
+    except TypeError:  # NULL or mixed-type key parts: keep the stored order
+        return rows
