@@ -27,10 +27,15 @@ from spark_replica.metadata import MetadataStore, open_store
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
+from spark_replica.server.storage import close_engine, query_engine
 from spark_replica.server.wire import ReplicaConnection, install_sqlstates
 from spark_replica.sql_handlers import ReplicaContext, ReplicationService
 
 logger = logging.getLogger(__name__)
+
+#: Builds the components once the metadata store is open (the Spark engine keeps its state
+#: there).
+ComponentsFactory = Callable[[ServerConfig, MetadataStore], Components]
 
 
 class _Connection(ReplicaConnection):
@@ -46,12 +51,13 @@ class ReplicaServer:
     def __init__(
         self,
         config: ServerConfig,
-        components: Components | None = None,
+        components: Components | ComponentsFactory | None = None,
         *,
         announce: Callable[[str], None] = print,
     ) -> None:
         self.config = config
-        self.components = components or Components()
+        self._components = components
+        self.components = Components()
         self._announce = announce
         self._server: MysqlServer | None = None
         self._closed = False
@@ -68,9 +74,19 @@ class ReplicaServer:
         settings = SystemVariables(persisted)
         if "server_uuid" not in persisted:
             store.save_variables({"server_uuid": settings.get_str("server_uuid")})
+        components = self._components
+        if callable(components):
+            components = components(self.config, store)
+        self.components = components or Components()
+        engine = self.components.engine
         stored = GtidSet.from_intervals(store.load_gtid_executed())
         settings.set_internal("gtid_executed", stored.format())
-        executed = ExecutedGtids(stored, settings=settings, store=store)
+        # An engine that makes commits durable in groups records the executed GTIDs itself,
+        # at each commit point; storing them earlier would claim transactions it may lose.
+        durable_elsewhere = engine is not None and engine.background_durability
+        executed = ExecutedGtids(
+            stored, settings=settings, store=None if durable_elsewhere else store
+        )
         manager = ChannelManager(self.components, settings, str(data_dir), executed=executed)
         service = ReplicationService(manager, store, settings)
         service.load()
@@ -82,7 +98,12 @@ class ReplicaServer:
                 "set SPARK_REPLICA_ROOT_PASSWORD to choose one."
             )
         self.context = ReplicaContext(
-            service, manager, settings, store, tables=self.components.engine
+            service,
+            manager,
+            settings,
+            store,
+            tables=engine,
+            queries=query_engine(engine, self.config),
         )
         return self.context
 
@@ -121,6 +142,7 @@ class ReplicaServer:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        await asyncio.to_thread(close_engine, self.components.engine)
         if self.store is not None:
             self.store.close()
 

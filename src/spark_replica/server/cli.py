@@ -15,8 +15,8 @@ import sys
 from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
-from spark_replica.server.components import default_components
 from spark_replica.server.config import ConfigError, load_config
+from spark_replica.server.storage import configured_components
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -27,11 +27,13 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             data_dir=args.data_dir,
             metadata_url=args.metadata_url,
+            engine=args.engine,
+            spark_master=args.spark_master,
         )
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
-    server = ReplicaServer(config, default_components())
+    server = ReplicaServer(config, configured_components)
 
     async def run() -> None:
         await server.start()
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--data-dir")
     serve.add_argument("--metadata-url")
     serve.add_argument("--config")
+    serve.add_argument("--engine", choices=("spark", "memory"))
+    serve.add_argument("--spark-master", help="spark.master (default local[2])")
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     add_commands(commands)
     args, rest = parser.parse_known_args(argv)

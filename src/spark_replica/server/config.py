@@ -1,7 +1,8 @@
 """Server configuration: command-line flags over environment variables over a TOML file.
 
 Environment: SPARK_REPLICA_BIND, SPARK_REPLICA_PORT, SPARK_REPLICA_DATA_DIR,
-SPARK_REPLICA_METADATA_URL, SPARK_REPLICA_ROOT_PASSWORD, SPARK_REPLICA_CONFIG.
+SPARK_REPLICA_METADATA_URL, SPARK_REPLICA_ROOT_PASSWORD, SPARK_REPLICA_CONFIG,
+SPARK_REPLICA_ENGINE, SPARK_REPLICA_SPARK_MASTER, SPARK_REPLICA_WAREHOUSE.
 
 TOML::
 
@@ -9,6 +10,18 @@ TOML::
     port = 3307
     data_dir = "./var"
     metadata_url = "sqlite:///var/metadata.db"
+    engine = "spark"            # or "memory": tables kept in memory only
+
+    [spark]
+    master = "local[2]"         # or spark://host:7077, yarn, k8s://...
+    warehouse = "./var/warehouse"   # any Hadoop path the cluster shares (hdfs://, s3a://)
+    flush_interval = 0.5        # seconds between group commits
+    flush_rows = 50000          # changed rows that start a group commit sooner
+    compact_after = 16          # change-log batches per table before compaction
+    max_queries = 4             # user queries Spark runs at once
+
+    [spark.options]             # any Spark setting
+    "spark.driver.memory" = "2g"
 
     [[users]]
     name = "bi"
@@ -20,13 +33,32 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 3307
 DEFAULT_DATA_DIR = "./var"
 ROLES = ("admin", "read_only")
+ENGINES = ("spark", "memory")
+
+
+@dataclass(frozen=True, slots=True)
+class SparkConfig:
+    """The Spark storage engine's settings (docs/spark-engine.md)."""
+
+    master: str = "local[2]"
+    #: Where table files go; ``<data_dir>/warehouse`` when empty.
+    warehouse: str = ""
+    flush_interval: float = 0.5
+    flush_rows: int = 50_000
+    compact_after: int = 16
+    max_queries: int = 4
+    options: tuple[tuple[str, str], ...] = ()
+
+    def session_options(self) -> dict[str, str]:
+        """The Spark options: ``spark.master`` and the configured extras."""
+        return {"spark.master": self.master, **dict(self.options)}
 
 
 class ConfigError(Exception):
@@ -48,6 +80,14 @@ class ServerConfig:
     metadata_url: str = ""
     root_password: str | None = None
     users: tuple[UserConfig, ...] = field(default_factory=tuple)
+    #: The storage engine: "spark" (tables in Spark) or "memory" (in memory, for tests).
+    engine: str = "spark"
+    spark: SparkConfig = field(default_factory=SparkConfig)
+
+    @property
+    def warehouse(self) -> str:
+        """Where the Spark engine keeps table files."""
+        return self.spark.warehouse or str(self.data_dir.resolve() / "warehouse")
 
     @property
     def effective_metadata_url(self) -> str:
@@ -62,6 +102,8 @@ def load_config(
     port: int | None = None,
     data_dir: str | None = None,
     metadata_url: str | None = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
     environ: dict[str, str] | None = None,
 ) -> ServerConfig:
     """Merge flags (highest), environment, and the TOML file (lowest)."""
@@ -87,6 +129,15 @@ def load_config(
         raise ConfigError(f"port must be a number: {e}") from e
     if not 0 <= port_value <= 65535:
         raise ConfigError(f"port out of range: {port_value}")
+    engine_name = str(pick(engine, "SPARK_REPLICA_ENGINE", "engine", "spark"))
+    if engine_name not in ENGINES:
+        raise ConfigError(f"engine must be one of {', '.join(ENGINES)}: {engine_name!r}")
+    spark = _spark(file_values.get("spark", {}))
+    master = spark_master or env.get("SPARK_REPLICA_SPARK_MASTER")
+    warehouse = env.get("SPARK_REPLICA_WAREHOUSE")
+    if master or warehouse:
+        spark = replace(spark, master=master or spark.master,
+                        warehouse=warehouse or spark.warehouse)  # fmt: skip
     return ServerConfig(
         bind=str(pick(bind, "SPARK_REPLICA_BIND", "bind", DEFAULT_BIND)),
         port=port_value,
@@ -94,7 +145,30 @@ def load_config(
         metadata_url=str(pick(metadata_url, "SPARK_REPLICA_METADATA_URL", "metadata_url", "")),
         root_password=env.get("SPARK_REPLICA_ROOT_PASSWORD"),
         users=_users(file_values.get("users", [])),
+        engine=engine_name,
+        spark=spark,
     )
+
+
+def _spark(raw: object) -> SparkConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("spark must be a table")
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError("spark.options must be a table")
+    defaults = SparkConfig()
+    try:
+        return SparkConfig(
+            master=str(raw.get("master", defaults.master)),
+            warehouse=str(raw.get("warehouse", defaults.warehouse)),
+            flush_interval=float(raw.get("flush_interval", defaults.flush_interval)),
+            flush_rows=int(raw.get("flush_rows", defaults.flush_rows)),
+            compact_after=int(raw.get("compact_after", defaults.compact_after)),
+            max_queries=int(raw.get("max_queries", defaults.max_queries)),
+            options=tuple((str(k), str(v)) for k, v in options.items()),
+        )
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"invalid spark setting: {e}") from e
 
 
 def _users(raw: object) -> tuple[UserConfig, ...]:

@@ -29,6 +29,7 @@ from spark_replica.applier_core.errors import (
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot
+from spark_replica.server.user_queries import run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
@@ -216,6 +217,10 @@ class ReplicaSession(Session):
         self, expression: exp.Expression, sql: str, attrs: dict[str, str]
     ) -> AllowedResult:
         tables = [t for t in expression.find_all(exp.Table) if t.name]
+        queries = self.context.queries
+        if isinstance(expression, exp.Query) and tables and queries is not None:
+            connection = self._connection.connection_id if self._connection else 0
+            return await run_user_query(queries, expression, self.database, connection)
         if isinstance(expression, exp.Query) and tables:
             table = tables[0]
             raise ReplicaError.from_code(

@@ -27,7 +27,7 @@ from spark_replica.sql_handlers.parser.statements import (
     Statement,
     StopReplica,
 )
-from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.query.interfaces import QueryEngine, TableCatalog
 from spark_replica.sql_handlers.replication.relaylog_events import COLUMNS as RELAYLOG_COLUMNS
 from spark_replica.sql_handlers.replication.relaylog_events import show_relaylog_events
 from spark_replica.sql_handlers.replication.replica_status import (
@@ -62,6 +62,8 @@ class ReplicaContext:
     metadata: Metadata
     #: The replicated tables (the storage engine); None when no engine is installed.
     tables: TableCatalog | None = None
+    #: Runs SELECTs over the replicated tables; None when the engine cannot (in memory).
+    queries: QueryEngine | None = None
 
     def role_of(self, user: str) -> str | None:
         found = self.metadata.get_user(user)

@@ -6,6 +6,7 @@ read: every ``StorageEngine`` is one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from spark_replica.applier_core.storage import TableDef, TableRef
@@ -24,4 +25,44 @@ class TableCatalog(Protocol):
 
     def definition(self, table: TableRef) -> TableDef:
         """The definition of ``table``; ``EngineError`` 1146 when there is none."""
+        ...
+
+
+class ResultColumn(Protocol):
+    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def mysql_type(self) -> str: ...
+
+
+class RunningQuery(Protocol):
+    """A query started by a ``QueryEngine``: blocking calls, one thread at a time."""
+
+    @property
+    def fields(self) -> Sequence[ResultColumn]: ...
+
+    def fetch(self, count: int) -> list[tuple[object, ...]]:
+        """Up to ``count`` more rows; an empty list at the end."""
+        ...
+
+    def close(self) -> None:
+        """End the query (its snapshot and its turn are released)."""
+        ...
+
+
+class QueryEngine(Protocol):
+    """Runs users' SELECTs over the replicated tables (the Spark engine's ``SparkQueries``)."""
+
+    def run(
+        self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str
+    ) -> RunningQuery:
+        """Start the query ``build`` writes, given the name to read each table under, as job
+        ``tag``. Blocking; raises what ``build`` raises or the engine's error."""
+        ...
+
+    def cancel(self, tag: str) -> None:
+        """Cancel the running query ``tag`` (KILL QUERY)."""
         ...

@@ -298,3 +298,31 @@ def test_a_snapshot_reads_one_recorded_state_while_flushes_go_on(spark: Any, pla
         assert count == 6
     finally:
         engine.close()
+
+
+def test_a_spark_job_outside_the_server_reads_the_tables(spark: Any, place: Any) -> None:
+    """Issue item 9: a function registers every replica table in a SparkSession at the latest
+    recorded batch."""
+    from spark_replica.applier_core.storage.spark.external import register_tables
+
+    root, store = place
+    engine = start(spark, place)
+    writer = Writer(engine)
+    writer.ddl("CREATE DATABASE ext")
+    writer.session.begin(TransactionRef(f"{UUID}:100", 100))
+    writer.session.apply_ddl("CREATE TABLE ext.items (id INT PRIMARY KEY, `v v` TEXT)", None)
+    writer.session.commit()
+    writer.session.begin(TransactionRef(f"{UUID}:101", 101))
+    writer.session.apply_ddl("CREATE TABLE ext.`odd name` (id INT PRIMARY KEY)", None)
+    writer.session.commit()
+    writer.gno = 101
+    items = TableRef("ext", "items")
+    writer.rows(items, [RowChange.insert((1, "a")), RowChange.insert((2, "b"))])
+    writer.rows(items, [RowChange.delete((1, "a"))])
+    engine.close()
+
+    done = register_tables(spark, store, root)
+    assert done.state.last_batch == engine.durable_state().last_batch
+    assert (done.views, done.skipped) == ([items], [TableRef("ext", "odd name")])
+    rows = spark.sql("SELECT id, `v v` FROM ext.items").collect()
+    assert [tuple(r) for r in rows] == [(2, "b")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.interface import EngineError, TableRef
 from spark_replica.applier_core.storage.spark.snapshots import Snapshot
 
 #: Queries Spark runs at once; more wait their turn.
@@ -76,9 +78,18 @@ class QueryResult:
         self._closed = False
 
     def fetch(self, count: int) -> list[tuple[object, ...]]:
-        """Up to ``count`` more rows; an empty list at the end (blocking: Spark work)."""
+        """Up to ``count`` more rows; an empty list at the end (blocking: Spark work).
+
+        Raises:
+            EngineError: Spark failed the query (1317 when it was cancelled)."""
         if self._closed:
             return []
+        try:
+            return self._fetch(count)
+        except Exception as error:
+            raise query_error(error) from error
+
+    def _fetch(self, count: int) -> list[tuple[object, ...]]:
         self._prepare()
         converters = self._converters
         batch = []
@@ -110,6 +121,9 @@ class SparkQueries:
         self._spark = spark
         self._snapshot = snapshot
         self._turns = threading.BoundedSemaphore(max_queries)
+        # _lock guards _cancelled: tags cancelled while their query still runs.
+        self._lock = threading.Lock()
+        self._cancelled: set[str] = set()
 
     def run(
         self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str
@@ -125,30 +139,60 @@ class SparkQueries:
 
             def prepare() -> None:
                 context.setJobGroup(tag, sql[:200], interruptOnCancel=True)
+                with self._lock:
+                    if tag in self._cancelled:
+                        raise EngineError.of(ErrorCode.QUERY_INTERRUPTED)
 
             prepare()
-            frame = self._spark.sql(sql)
-            fields, converters = _describe(frame.schema)
-            rows = frame.toLocalIterator(prefetchPartitions=False)
+            try:
+                frame = self._spark.sql(sql)
+                fields, converters = _describe(frame.schema)
+                rows = frame.toLocalIterator(prefetchPartitions=False)
+            except Exception as error:
+                raise query_error(error) from error
         except BaseException:
             if snapshot is not None:
                 snapshot.__exit__(None, None, None)
             self._turns.release()
+            with self._lock:
+                self._cancelled.discard(tag)
             raise
         done = snapshot
 
         def finish() -> None:
             done.__exit__(None, None, None)
             self._turns.release()
+            with self._lock:
+                self._cancelled.discard(tag)
 
         return QueryResult(fields, rows, converters, finish, prepare)
 
     def cancel(self, tag: str) -> None:
-        """Cancel the Spark jobs of the query running under ``tag`` (KILL QUERY)."""
+        """Cancel the Spark jobs of the query running under ``tag`` (KILL QUERY); it starts no
+        more. A job submitted at this very moment may escape: callers repeat the call until
+        the query's thread has returned."""
+        with self._lock:
+            self._cancelled.add(tag)
         self._spark.sparkContext.cancelJobGroup(tag)
 
 
 Converter = Callable[[Any], object] | None
+
+
+def query_error(error: Exception) -> EngineError:
+    """The MySQL error for a Spark failure of a user query."""
+    text = str(error)
+    condition = getattr(error, "getCondition", lambda: None)() or ""
+    if "cancelled" in text.lower() and (
+        "job group" in text.lower() or "cancel" in condition.lower()
+    ):
+        return EngineError.of(ErrorCode.QUERY_INTERRUPTED)
+    if condition.startswith("UNRESOLVED_COLUMN"):
+        found = re.search(r"name `?([^`\s]+)`? cannot be resolved", text)
+        name = found.group(1) if found else "?"
+        return EngineError.of(ErrorCode.BAD_FIELD_ERROR, name, "field list")
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return EngineError.of(ErrorCode.UNKNOWN_ERROR, f"Spark: {first}")
 
 
 def _describe(schema: Any) -> tuple[list[ResultField], list[Converter]]:

@@ -1,0 +1,59 @@
+"""The storage engine ``spark-replica serve`` installs, from the configuration.
+
+``engine = "spark"`` (the default) starts the process's SparkSession (``spark.master`` from
+the configuration, ``local[2]`` by default) and the Spark engine on the configured warehouse,
+its state in the metadata store; ``engine = "memory"`` keeps tables in memory only (tests,
+trying the front end without a JVM).
+"""
+
+from __future__ import annotations
+
+from spark_replica.applier_core.channels.components import Components
+from spark_replica.applier_core.storage import InMemoryEngine, StorageEngine
+from spark_replica.metadata import MetadataStore
+from spark_replica.server.components import default_components
+from spark_replica.server.config import ServerConfig
+from spark_replica.sql_handlers.query.interfaces import QueryEngine
+
+
+def configured_components(config: ServerConfig, store: MetadataStore) -> Components:
+    """The components for ``config``, the Spark engine's state kept in ``store``."""
+    return default_components(build_engine(config, store))
+
+
+def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
+    if config.engine == "memory":
+        return InMemoryEngine()
+    from spark_replica.applier_core.storage.spark.engine import SparkEngine
+    from spark_replica.applier_core.storage.spark.session import get_spark
+
+    options = config.spark.session_options()
+    # Spark's own catalog directory (the engine's tables are registered, never created there).
+    options.setdefault("spark.sql.warehouse.dir", f"{config.warehouse}/_spark_catalog")
+    spark = get_spark(options)
+    return SparkEngine(
+        spark,
+        config.warehouse,
+        store,
+        flush_interval=config.spark.flush_interval,
+        flush_rows=config.spark.flush_rows,
+        compact_after=config.spark.compact_after,
+    )
+
+
+def query_engine(engine: StorageEngine | None, config: ServerConfig) -> QueryEngine | None:
+    """The query runner of ``engine`` (None for an engine without one)."""
+    from spark_replica.applier_core.storage.spark.engine import SparkEngine
+
+    if not isinstance(engine, SparkEngine):
+        return None
+    from spark_replica.applier_core.storage.spark.queries import SparkQueries
+
+    return SparkQueries(engine.spark, engine.snapshot, config.spark.max_queries)
+
+
+def close_engine(engine: StorageEngine | None) -> None:
+    """Flush and stop the engine's threads (engines without threads have nothing to do)."""
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()

@@ -1,0 +1,65 @@
+"""``spark-replica serve`` in a child process: started, waited for, killed."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.helpers.server import ROOT_PASSWORD
+
+_LISTENING = re.compile(r"listening on [\d.]+:(\d+)")
+#: Seconds a child gets to start (a JVM and a SparkSession among it).
+START_TIMEOUT = 120.0
+
+
+class ServerProcess:
+    """A running ``spark-replica serve``; ``port`` is where it listens."""
+
+    def __init__(self, data_dir: Path, config_file: Path | None = None) -> None:
+        command = [sys.executable, "-m", "spark_replica.server.cli", "serve",
+                   "--data-dir", str(data_dir), "--port", "0", "--bind", "127.0.0.1"]  # fmt: skip
+        if config_file is not None:
+            command += ["--config", str(config_file)]
+        env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": ROOT_PASSWORD}
+        self.log = (data_dir.parent / f"{data_dir.name}.log").open("ab")
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self.log, env=env, text=True
+        )
+        self.port = self._wait_listening()
+
+    def _wait_listening(self) -> int:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:  # ends when the child exits
+            found = _LISTENING.search(line)
+            if found:
+                return int(found.group(1))
+        raise RuntimeError(f"the server exited with {self.process.wait()} before listening")
+
+    def kill(self) -> None:
+        """SIGKILL: no flush, no cleanup, as when the machine dies."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.log.close()
+
+    def stop(self) -> int:
+        """SIGTERM, the clean shutdown; returns the exit status."""
+        self.process.send_signal(signal.SIGTERM)
+        status = self.process.wait(START_TIMEOUT)
+        self.log.close()
+        return status
+
+
+@contextmanager
+def server_process(data_dir: Path, config_file: Path | None = None) -> Iterator[ServerProcess]:
+    server = ServerProcess(data_dir, config_file)
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.kill()

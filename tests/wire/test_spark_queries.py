@@ -1,0 +1,185 @@
+"""Queries through the server over tables the CSA replicated into Spark (issue: SELECT over
+replicated tables transpiled to Spark SQL, typed as MySQL types, off the event loop, KILL
+QUERY, large results streaming; SQLAlchemy and pandas.read_sql)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pymysql
+import pytest
+
+from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.server.storage import configured_components
+from tests.helpers.server import ROOT_PASSWORD, connect, running_server
+from tests.unit.csa_apply.harness import copy_into_relay_log, generate
+
+pytestmark = pytest.mark.spark
+
+CHANNEL = (
+    "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1, "
+    "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=2 "
+    "FOR CHANNEL 'c1'"
+)
+SPEC = WorkloadSpec(tables=2, rows_per_table=40, transactions=200, seed=5)
+WAIT = 120.0
+
+
+@pytest.fixture(autouse=True)
+def no_thread_leaks() -> Iterator[None]:
+    """The module's server runs its Spark work in its event loop's worker threads
+    (``asyncio_N``); they live as long as the server and are joined when it stops (checked in
+    ``replicated``). Any other thread a test leaves behind fails it."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [
+        t.name
+        for t in threading.enumerate()
+        if t not in before and t.is_alive() and not t.daemon and not t.name.startswith("asyncio_")
+    ]
+    assert not leaked, f"threads left running: {leaked}"
+
+
+@pytest.fixture(scope="module")
+def replicated(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[int, dict[str, list[tuple[object, ...]]]]]:
+    """A server whose channel has applied a generated workload into Spark and flushed it."""
+    root = tmp_path_factory.mktemp("spark-queries")
+    transactions, content, files = generate(SPEC, root / "source")
+    with running_server(root / "data", configured_components) as server:
+        with connect(server.port) as conn, conn.cursor() as cursor:
+            cursor.execute(CHANNEL)
+            copy_into_relay_log(files, root / "data", "c1")
+            cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+            everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
+            deadline = time.monotonic() + WAIT
+            while True:  # polled as a DBA would
+                cursor.execute("SELECT @@global.gtid_executed")
+                if everything.is_subset(GtidSet.parse(cursor.fetchone()[0] or "")):
+                    break
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
+        engine = server.server.components.engine  # type: ignore[attr-defined]
+        engine.flush()
+        yield server.port, content
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("asyncio_")]
+
+
+def test_select_returns_the_replicated_rows(replicated: Any) -> None:
+    port, content = replicated
+    with connect(port, database="shop") as conn, conn.cursor() as cursor:
+        for name, rows in content.items():
+            table = name.split(".")[1]
+            cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+            assert list(cursor.fetchall()) == [tuple(r) for r in rows]
+        cursor.execute("SELECT COUNT(*), MIN(id) FROM shop.sbtest1 WHERE k > 0")
+        count, smallest = cursor.fetchone()
+        expected = [r for r in content["shop.sbtest1"] if r[1] > 0]  # type: ignore[operator]
+        assert (count, smallest) == (len(expected), min(r[0] for r in expected))
+
+
+def test_result_columns_carry_mysql_types(replicated: Any) -> None:
+    port, _ = replicated
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, c, CAST(id AS DECIMAL(10,2)) AS d, CAST(-1 AS UNSIGNED) AS u, "
+            "id > 1 AS flag FROM shop.sbtest1 ORDER BY id LIMIT 1"
+        )
+        types = {d[0]: d[1] for d in cursor.description}
+        row = cursor.fetchone()
+    assert types == {
+        "id": pymysql.constants.FIELD_TYPE.LONG,
+        "c": pymysql.constants.FIELD_TYPE.VAR_STRING,
+        "d": pymysql.constants.FIELD_TYPE.NEWDECIMAL,
+        "u": pymysql.constants.FIELD_TYPE.NEWDECIMAL,
+        "flag": pymysql.constants.FIELD_TYPE.LONGLONG,
+    }
+    assert isinstance(row[2], Decimal) and row[3] == 18446744073709551615
+
+
+def test_errors_have_mysql_numbers(replicated: Any) -> None:
+    port, _ = replicated
+    with connect(port) as conn, conn.cursor() as cursor:
+        for sql, code in [
+            ("SELECT * FROM shop.nosuch", 1146),
+            ("SELECT * FROM sbtest1", 1046),
+            ("SELECT nosuch FROM shop.sbtest1", 1054),
+        ]:
+            with pytest.raises(pymysql.err.MySQLError) as caught:
+                cursor.execute(sql)
+            assert caught.value.args[0] == code, (sql, caught.value.args)
+
+
+def test_sqlalchemy_and_pandas_read_the_tables(replicated: Any) -> None:
+    import pandas
+    import sqlalchemy
+
+    port, content = replicated
+    engine = sqlalchemy.create_engine(f"mysql+pymysql://root:{ROOT_PASSWORD}@127.0.0.1:{port}/shop")
+    try:
+        frame = pandas.read_sql("SELECT id, k FROM sbtest2 ORDER BY id", engine)
+        assert list(frame.itertuples(index=False, name=None)) == [
+            (r[0], r[1]) for r in content["shop.sbtest2"]
+        ]
+        columns = sqlalchemy.inspect(engine).get_columns("sbtest2", schema="shop")
+        assert [c["name"] for c in columns] == ["id", "k", "c", "pad"]
+    finally:
+        engine.dispose()
+
+
+def test_kill_query_cancels_the_spark_job(replicated: Any) -> None:
+    """A query that would run for hours is cancelled by KILL QUERY from another connection:
+    the client gets an error at once and the server goes on serving."""
+    port, _ = replicated
+    heavy = connect(port)
+    heavy_id = heavy.thread_id()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with heavy.cursor() as cursor:
+                cursor.execute(
+                    "SELECT COUNT(*) FROM shop.sbtest1 a, shop.sbtest1 b, shop.sbtest1 c, "
+                    "shop.sbtest1 d, shop.sbtest1 e, shop.sbtest1 f WHERE a.k + b.k + c.k + "
+                    "d.k + e.k + f.k = -1"
+                )
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="heavy-query")
+    thread.start()
+    try:
+        with connect(port) as conn, conn.cursor() as cursor:
+            deadline = time.monotonic() + WAIT
+            while not _spark_job_running(replicated):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            started = time.monotonic()
+            cursor.execute(f"KILL QUERY {heavy_id}")
+            thread.join(WAIT)
+            assert not thread.is_alive()
+            assert time.monotonic() - started < 30
+            while _spark_job_running(replicated):  # the Spark job is cancelled, not orphaned
+                assert time.monotonic() - started < 30
+                time.sleep(0.05)
+            cursor.execute("SELECT COUNT(*) FROM shop.sbtest1")
+            assert cursor.fetchone()[0] > 0
+        assert failure and isinstance(failure[0], pymysql.err.MySQLError)
+    finally:
+        heavy.close()
+
+
+def _spark_job_running(replicated: Any) -> bool:
+    """Whether Spark runs a job now (only the heavy query runs one in this test)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    assert session is not None
+    return bool(session.sparkContext.statusTracker().getActiveJobsIds())
