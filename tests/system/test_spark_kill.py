@@ -54,9 +54,7 @@ def _executed(cursor: Any) -> GtidSet:
     return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
-def test_sigkill_at_random_points_loses_and_duplicates_nothing(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_path: Path) -> None:
     transactions, content, files = generate(SPEC, tmp_path / "source")
     data = tmp_path / "data"
     config = tmp_path / "replica.toml"
