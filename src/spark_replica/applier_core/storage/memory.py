@@ -243,6 +243,16 @@ class InMemorySession:
         ref = TableRef(table_map.schema, table_map.table)
         try:
             stage = self._stages.get(ref) or self._stage(ref)
+            normalize = stage.table.normalize
+            if normalize is not None:
+                changes = [
+                    RowChange(
+                        c.kind,
+                        None if c.before is None else normalize(c.before),
+                        None if c.after is None else normalize(c.after),
+                    )
+                    for c in changes
+                ]
             if stage.table.key_of is not None:
                 self._apply_keyed(trx, stage, changes)
             else:

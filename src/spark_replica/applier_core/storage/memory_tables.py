@@ -28,6 +28,7 @@ from spark_replica.applier_core.storage.ddl import (
     TruncateTable,
     alter_columns,
 )
+from spark_replica.applier_core.storage.enum_names import name_normalizer
 from spark_replica.applier_core.storage.interface import (
     EngineError,
     HandlerError,
@@ -41,13 +42,15 @@ from spark_replica.applier_core.storage.interface import (
 class Table:
     """A table's committed content. Written only under the engine's mutex."""
 
-    __slots__ = ("ref", "definition", "width", "key_of", "rows", "bag")
+    __slots__ = ("ref", "definition", "width", "key_of", "normalize", "rows", "bag")
 
     def __init__(self, ref: TableRef, definition: TableDef) -> None:
         self.ref = ref
         self.definition = definition
         self.width = len(definition.columns)
         self.key_of = _key_function(definition)
+        #: Turns ENUM indexes / SET bitmaps of an incoming row into names (None: no such column).
+        self.normalize = name_normalizer(definition)
         self.rows: dict[Key, Row] = {}
         self.bag: Counter[Row] = Counter()
 

@@ -22,8 +22,6 @@ DEFAULT_OPTIONS: Mapping[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
     # The engine writes one small file per table and batch; keep Spark from splitting it.
     "spark.sql.files.maxRecordsPerFile": "0",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -32,9 +30,20 @@ DEFAULT_OPTIONS: Mapping[str, str] = {
 _lock = threading.Lock()
 
 
+#: Added when the master is local: the driver then needs no address other machines reach.
+LOCAL_OPTIONS: Mapping[str, str] = {
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+}
+
+
 def spark_options(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The defaults with ``overrides`` applied."""
-    return {**DEFAULT_OPTIONS, **(overrides or {})}
+    """The defaults with ``overrides`` applied; loopback driver addresses with a local
+    master (a cluster's executors must reach the driver, so they are left to Spark then)."""
+    options = {**DEFAULT_OPTIONS, **(overrides or {})}
+    if options["spark.master"].startswith("local"):
+        options = {**LOCAL_OPTIONS, **options}
+    return options
 
 
 def get_spark(options: Mapping[str, str] | None = None) -> Any:
@@ -45,11 +54,13 @@ def get_spark(options: Mapping[str, str] | None = None) -> Any:
     """
     from pyspark.sql import SparkSession
 
+    settings = spark_options(options)
     with _lock:
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if settings["spark.master"].startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", _python())
         builder = SparkSession.builder
-        for key, value in spark_options(options).items():
+        for key, value in settings.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
