@@ -42,7 +42,7 @@ from spark_replica.applier_core.storage.interface import (
 class Table:
     """A table's committed content. Written only under the engine's mutex."""
 
-    __slots__ = ("ref", "definition", "width", "key_of", "normalize", "rows", "bag")
+    __slots__ = ("ref", "definition", "width", "key_of", "normalize", "vectors", "rows", "bag")
 
     def __init__(self, ref: TableRef, definition: TableDef) -> None:
         self.ref = ref
@@ -51,13 +51,23 @@ class Table:
         self.key_of = _key_function(definition)
         #: Turns ENUM indexes / SET bitmaps of an incoming row into names (None: no such column).
         self.normalize = name_normalizer(definition)
+        #: VECTOR columns: a keyless table's rows hold them as tuples (``hashable``).
+        self.vectors = tuple(
+            i for i, c in enumerate(definition.columns) if c.type.upper().startswith("VECTOR")
+        )
         self.rows: dict[Key, Row] = {}
         self.bag: Counter[Row] = Counter()
 
     def snapshot(self) -> list[Row]:
         if self.key_of is not None:
             return list(self.rows.values())
-        return list(self.bag.elements())
+        if not self.vectors:
+            return list(self.bag.elements())
+        vectors = self.vectors
+        return [
+            tuple(list(v) if i in vectors and isinstance(v, tuple) else v for i, v in enumerate(r))
+            for r in self.bag.elements()
+        ]
 
 
 class Stage:

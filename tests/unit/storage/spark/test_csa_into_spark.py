@@ -1,7 +1,8 @@
 """Generated workloads applied by the Change Stream Applier into the Spark engine end in
 exactly the source's content, in Spark and after a restart (issue: "a generated workload with
 DDL, updates, deletes ... replicates through the CSA into Spark with exactly the expected
-content"); relay log files are purged only once their transactions are durable."""
+content"), tables without a primary key among them; relay log files are purged only once
+their transactions are durable."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.spark
 def test_a_generated_workload_lands_in_spark(
     spark: Any, tmp_path: Path, commit_order: bool
 ) -> None:
-    spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=300, conflict_share=0.3,
+    spec = WorkloadSpec(tables=3, keyless_tables=1, rows_per_table=20, transactions=300,
+                        conflict_share=0.3,
                         ddl_every=70, rotate_every=60, dependency=Dependency.WRITESET,
                         seed=3)  # fmt: skip
     transactions, content, files = generate(spec, tmp_path / "source")

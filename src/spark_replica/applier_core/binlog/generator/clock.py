@@ -4,7 +4,11 @@
 parent, ``last_committed``) and the clock steps when it commits (its ``sequence_number``).
 ``WritesetClock``: ``last_committed`` is the last transaction that wrote any of the same rows,
 never more than the commit-order value (MySQL takes the smaller of the two); DDL and a full
-history make the next transactions depend on everything before them. Both restart at 1 with
+history make the next transactions depend on everything before them. A transaction that
+writes a table without a primary key has no usable write set for those rows: it keeps the
+commit-order value, and the keys it did write still go into the history (MySQL's
+``Writeset_trx_dependency_tracker``: "If the transaction references tables with missing
+primary keys revert to COMMIT_ORDER, update and not reset history"). Both restart at 1 with
 each binary log file, as MySQL's do.
 
 Pure logic: no threads, no I/O.
@@ -47,11 +51,21 @@ class WritesetClock:
         self._floor = 0  # no transaction may depend on less than this
 
     def last_committed(
-        self, keys: Iterable[Hashable], sequence_number: int, *, commit_parent: int, ddl: bool
+        self,
+        keys: Iterable[Hashable],
+        sequence_number: int,
+        *,
+        commit_parent: int,
+        ddl: bool,
+        missing_keys: bool = False,
     ) -> int:
-        """``last_committed`` of the transaction that commits as ``sequence_number``."""
+        """``last_committed`` of the transaction that commits as ``sequence_number``.
+
+        ``keys`` are the rows it wrote in tables with a primary key; ``missing_keys`` says it
+        also wrote rows of a table without one (those have no key to hash).
+        """
         keys = list(keys)
-        if ddl or not keys:
+        if ddl or not (keys or missing_keys):
             # DDL, and transactions without keys, depend on everything before them, and
             # everything after them depends on them.
             self._floor = sequence_number
@@ -63,6 +77,10 @@ class WritesetClock:
         value = max([self._floor] + [self._history.get(k, 0) for k in keys])
         for key in keys:
             self._history[key] = sequence_number
+        if missing_keys:
+            # Back to COMMIT_ORDER; every later transaction on such a table is as well, so the
+            # history needs no reset.
+            return min(commit_parent, sequence_number - 1)
         return min(value, commit_parent, sequence_number - 1)
 
     def rotate(self) -> None:

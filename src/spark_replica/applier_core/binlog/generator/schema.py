@@ -47,6 +47,8 @@ class TableDef:
     schema: str
     name: str
     columns: tuple[ColumnDef, ...]
+    #: The key's column indexes; empty for a table without a primary key (a multiset of whole
+    #: rows on a replica; the generator still keeps column 0 unique to track its rows).
     primary_key: tuple[int, ...] = (0,)
 
     @property
@@ -55,9 +57,18 @@ class TableDef:
 
     def create_statement(self) -> str:
         cols = [f"`{c.name}` {c.sql_type}{'' if c.nullable else ' NOT NULL'}" for c in self.columns]
-        key = ", ".join(f"`{self.columns[i].name}`" for i in self.primary_key)
-        cols.append(f"PRIMARY KEY ({key})")
+        if self.primary_key:
+            key = ", ".join(f"`{self.columns[i].name}`" for i in self.primary_key)
+            cols.append(f"PRIMARY KEY ({key})")
         return f"CREATE TABLE `{self.schema}`.`{self.name}` (\n  " + ",\n  ".join(cols) + "\n)"
+
+    @property
+    def keyless(self) -> bool:
+        """No primary key: MySQL's WRITESET tracking has no key to hash for its rows."""
+        return not self.primary_key
+
+    def without_primary_key(self) -> TableDef:
+        return TableDef(self.schema, self.name, self.columns, ())
 
     def with_column(self, column: ColumnDef) -> TableDef:
         return TableDef(self.schema, self.name, (*self.columns, column), self.primary_key)

@@ -7,6 +7,12 @@ release the locks). A client that needs a row another transaction holds waits, a
 so two transactions that touch the same row never prepare together; DDL and file rotation
 wait until no transaction is in flight. The result is the source's binlog order with
 MySQL's dependency data, and the final content of every table.
+
+``keyless_tables`` of the tables have no primary key: their CREATE TABLE and Table_map carry
+none, so a replica finds their rows by the whole before image. The simulation still keeps
+their first column unique and locks and tracks rows by it (InnoDB locks them by its hidden
+row id); with WRITESET a transaction writing such a table gets the commit-order
+``last_committed``, as MySQL computes no write set for rows without a key.
 """
 
 from __future__ import annotations
@@ -57,6 +63,12 @@ class WorkloadSpec:
     seed: int = 1
     load_batch: int = 100
     server_uuid: str = SERVER_UUID
+    #: How many of the tables (the first ones: ``<schema>1`` ...) have no primary key.
+    keyless_tables: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.keyless_tables <= self.tables:
+            raise ValueError(f"keyless_tables must be between 0 and tables ({self.tables})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +108,8 @@ class Source:
         self.rng = random.Random(spec.seed)
         factory = TABLE_FACTORIES[spec.schema]
         self.tables = {
-            t.name: t for t in (factory(spec.database, i + 1) for i in range(spec.tables))
+            t.name: t.without_primary_key() if i < spec.keyless_tables else t
+            for i, t in enumerate(factory(spec.database, i + 1) for i in range(spec.tables))
         }
         self.rows: dict[str, dict[object, Row]] = {name: {} for name in self.tables}
         self.next_id = dict.fromkeys(self.tables, 1)
@@ -118,8 +131,13 @@ class Source:
         if ddl:
             last_committed = sequence_number - 1
         if self.spec.dependency is Dependency.WRITESET:
+            hashed = {k for k in keys if not self.tables[k[0]].keyless}
             last_committed = self.writeset.last_committed(
-                keys, sequence_number, commit_parent=last_committed, ddl=ddl
+                hashed,
+                sequence_number,
+                commit_parent=last_committed,
+                ddl=ddl,
+                missing_keys=len(hashed) < len(keys),
             )
         elif self.spec.dependency is Dependency.BROKEN and not ddl:
             last_committed = 0
