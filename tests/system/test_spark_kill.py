@@ -4,15 +4,17 @@ and compares every table with the generator's expected content").
 
 A real ``spark-replica serve`` child applies a generated relay log through a CSA channel
 into Spark, flushing every 50 ms and compacting every 2 batches so that apply, flush and
-compaction are all under way most of the time; it is killed with SIGKILL after a random delay
-(seeded), restarted and told to START REPLICA again, until the channel has applied
-everything. Then every table, read from Spark by a fresh engine, must equal the content the
-generator computed: no lost and no duplicated transaction.
+compaction are all under way most of the time; once the restarted channel is applying again,
+it is killed with SIGKILL after a random delay (seeded), restarted and told to START REPLICA
+again, until the channel has applied everything. Then every table, read from Spark by a fresh
+engine, must equal the content the generator computed: no lost and no duplicated
+transaction.
 """
 
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -43,10 +45,20 @@ compact_after = 2
 [spark.options]
 "spark.ui.enabled" = "false"
 """
-SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=6000, conflict_share=0.2,
+SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=12000, conflict_share=0.2,
                     ddl_every=1500, rotate_every=400, dependency=Dependency.WRITESET,
                     seed=9)  # fmt: skip
 WAIT = 300.0
+
+
+def _durable(data: Path) -> int:
+    """How many GTIDs the engine has recorded (read from the metadata database, as an
+    operator could)."""
+    with sqlite3.connect(f"file:{data / 'metadata.db'}?mode=ro", uri=True, timeout=10) as db:
+        rows = db.execute(
+            "SELECT source_uuid, gtid_tag, interval_start, interval_end FROM gtid_executed"
+        ).fetchall()
+    return GtidSet.from_intervals(rows).count()
 
 
 def _executed(cursor: Any) -> GtidSet:
@@ -72,9 +84,17 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_p
     for _ in range(KILLS):
         with server_process(data, config) as server:
             with connect(server.port) as conn, conn.cursor() as cursor:
-                progress.append(_executed(cursor).count())
+                durable = _executed(cursor).count()  # at start: what the engine recorded
+                progress.append(durable)
                 cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-                time.sleep(rng.uniform(0.3, 2.0))  # the random kill point, not an ordering
+                # Kill while applying: once this run has recorded a batch of its own (or
+                # has nothing left), at a random moment within the next flushes and
+                # compactions.
+                deadline = time.monotonic() + WAIT
+                while _durable(data) <= durable < len(transactions):
+                    assert time.monotonic() < deadline, "the channel makes nothing durable"
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not an ordering
             server.kill()
 
     with server_process(data, config) as server:
@@ -90,7 +110,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_p
         assert server.stop() == 0
 
     # The kills landed at different points: progress was made between some and not others.
-    assert len(set(progress)) > 3, progress
+    assert len(set(progress)) > KILLS // 2, progress
     store = open_store(f"sqlite:///{data / 'metadata.db'}")
     engine = SparkEngine(spark, str(data / "warehouse"), store)
     try:
