@@ -4,10 +4,13 @@ QUERY, large results streaming; SQLAlchemy and pandas.read_sql)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pymysql
@@ -28,6 +31,7 @@ CHANNEL = (
 )
 SPEC = WorkloadSpec(tables=2, rows_per_table=40, transactions=200, seed=5)
 WAIT = 120.0
+JDBC_JAR = Path("/usr/share/java/mariadb-java-client.jar")
 
 
 @pytest.fixture(autouse=True)
@@ -183,3 +187,43 @@ def _spark_job_running(replicated: Any) -> bool:
     session = SparkSession.getActiveSession()
     assert session is not None
     return bool(session.sparkContext.statusTracker().getActiveJobsIds())
+
+
+@pytest.mark.clients
+def test_the_mariadb_cli_queries_the_tables(replicated: Any) -> None:
+    """The DBA's client: batch output of a SELECT answered by Spark."""
+    from tests.wire.test_clients_cli import run_client, table
+
+    mariadb = shutil.which("mariadb")
+    if mariadb is None:
+        pytest.skip("the mariadb client is not installed")
+    port, content = replicated
+    done = run_client(
+        mariadb, port, "--batch", "-e", "SELECT id, k FROM shop.sbtest2 ORDER BY id LIMIT 3"
+    )
+    assert done.returncode == 0, done.stderr
+    expected = [["id", "k"], *([str(r[0]), str(r[1])] for r in content["shop.sbtest2"][:3])]
+    assert table(done.stdout) == expected
+
+
+@pytest.mark.clients
+def test_jdbc_queries_the_tables(replicated: Any, tmp_path: Path) -> None:
+    """MariaDB Connector/J (java/QueryClient.java): values and the column types JDBC reports."""
+    javac, java, jar = shutil.which("javac"), shutil.which("java"), JDBC_JAR
+    if javac is None or java is None or not jar.is_file():
+        pytest.skip("needs javac, java and MariaDB Connector/J (mariadb-java-client.jar)")
+    source = Path(__file__).parent / "java" / "QueryClient.java"
+    compiled = subprocess.run([javac, "-cp", str(jar), "-d", str(tmp_path), str(source)],
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    port, content = replicated
+    query = "SELECT id, c, CAST(k AS DECIMAL(12,2)) AS d FROM shop.sbtest1 ORDER BY id LIMIT 2"
+    done = subprocess.run(
+        [java, "-cp", f"{tmp_path}:{jar}", "QueryClient", str(port), ROOT_PASSWORD, query],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "types id:INTEGER c:VARCHAR d:DECIMAL"
+    first = content["shop.sbtest1"][0]
+    assert lines[1] == f"row {first[0]} {first[2]} {first[1]}.00"
