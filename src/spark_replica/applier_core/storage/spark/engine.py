@@ -364,12 +364,7 @@ class SparkEngine(InMemoryEngine):
         """The commit point: record ``after`` with the commits' GTIDs, then tell waiters."""
         gtids = self._gtids.copy()
         for commit in commits:
-            if not commit.trx.gtid or ":" not in commit.trx.gtid:
-                continue
-            try:
-                gtids.update(GtidSet.parse(commit.trx.gtid))
-            except ReplicaError:
-                continue  # not a GTID (anonymous, or a test's placeholder)
+            _add_gtid(gtids, commit.trx.gtid)
         after = after.with_tables(after.tables, gtids=tuple(gtids.intervals()))
         self._store.commit_spark_state(self._state, after)
         self._state, self._gtids = after, gtids
@@ -432,3 +427,16 @@ class SparkEngine(InMemoryEngine):
             except Exception:
                 logger.warning("could not delete %s; recovery removes it", path, exc_info=True)
         self._deferred_deletes = kept
+
+
+def _add_gtid(gtids: GtidSet, text: str) -> None:
+    """Add the GTID ``uuid[:tag]:number`` to ``gtids``; anything else (an anonymous
+    transaction, a test's placeholder) adds nothing."""
+    parts = text.split(":")
+    if len(parts) in (2, 3) and parts[-1].isdigit() and len(parts[0]) == 36:
+        gtids.add(parts[0].lower(), parts[1].lower() if len(parts) == 3 else "", int(parts[-1]))
+        return
+    try:
+        gtids.update(GtidSet.parse(text))
+    except ReplicaError:
+        pass

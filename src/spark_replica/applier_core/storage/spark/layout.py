@@ -92,6 +92,11 @@ def merged_sql(root: str, table: StoredTable, *, names: bool = True) -> str:
             )
         if not sources:
             return _empty(definition, names)
+        if not table.batches:
+            # A base alone holds each key once (compaction wrote it): no merge to do.
+            return _renamed(
+                definition, f"SELECT {select} FROM {_files(base_dir(root, table))}", names
+            )
         key = ", ".join(_key_expression(definition, i) for i in range(len(definition.primary_key)))
         body = (
             f"SELECT {select} FROM (SELECT {select}, {OP}, ROW_NUMBER() OVER "
@@ -115,6 +120,10 @@ def merged_sql(root: str, table: StoredTable, *, names: bool = True) -> str:
             f"({' UNION ALL '.join(sources)}) GROUP BY {select} HAVING SUM({CNT}) > 0) "
             f"LATERAL VIEW EXPLODE(SEQUENCE(1, _n)) AS _i"
         )
+    return _renamed(definition, body, names)
+
+
+def _renamed(definition: TableDef, body: str, names: bool) -> str:
     if not names:
         return body
     renamed = ", ".join(
