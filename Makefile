@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install serve test test-fast lint types check bench clean
+.PHONY: help install serve test test-fast lint types check bench bench-spark clean
 
 help:  ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^[a-z-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -37,6 +37,9 @@ check: lint types test  ## lint + types + test
 
 bench: $(STAMP)  ## Front-end latency and concurrency benchmark
 	$(BIN)/python tests/bench/bench_frontend.py
+
+bench-spark: $(STAMP)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
+	$(BIN)/python tests/bench/bench_spark_engine.py
 
 clean:  ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
