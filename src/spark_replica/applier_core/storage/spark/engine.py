@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spark_replica.applier_core.errors import ReplicaError
@@ -114,6 +114,8 @@ class SparkEngine(InMemoryEngine):
         self._deferred_deletes: list[tuple[str, int, int | None]] = []
         #: The error of the last failed flush (None once a flush succeeds again).
         self.flush_error: BaseException | None = None
+        #: The last flush failed while a ``flush()`` call waited: that call raises.
+        self._forced_failed = False
         self._thread = threading.Thread(target=self._run, name="spark-engine-flusher")
         self._thread.start()
 
@@ -249,8 +251,6 @@ class SparkEngine(InMemoryEngine):
 
     # -- the flusher thread --------------------------------------------------------------------
 
-    _forced_failed = False
-
     def _run(self) -> None:
         while True:
             with self._cond:
@@ -317,15 +317,23 @@ class SparkEngine(InMemoryEngine):
     def _write_batch(self, commits: Sequence[Commit]) -> None:
         state = self._state
         batch = state.last_batch + 1
-        tables = dict(state.tables)
+        tables = self._write_changes(commits, batch, state.tables)
+        self._record(commits, state.with_tables(tables, last_batch=batch))
+
+    def _write_changes(
+        self, commits: Sequence[Commit], batch: int, tables: Mapping[TableRef, StoredTable]
+    ) -> dict[TableRef, StoredTable]:
+        """Write the net changes of ``commits`` as batch ``batch`` of each touched table;
+        the tables with that batch added."""
+        result = dict(tables)
         for ref, pending in collect(commits, batch).items():
-            stored = tables.get(ref)
+            stored = result.get(ref)
             data = log_table(pending)
             if stored is None or data is None:
                 continue
             self._write_parquet(data, batch_dir(self.root, stored, batch))
-            tables[ref] = stored.with_batch(batch)
-        self._record(commits, state.with_tables(tables, last_batch=batch))
+            result[ref] = stored.with_batch(batch)
+        return result
 
     def _write_ddl(self, commit: Commit) -> None:
         state = self._state
@@ -333,14 +341,7 @@ class SparkEngine(InMemoryEngine):
         outcome = apply_ddl(state, commit.ddl, commit.rewrites, self._write_base)
         after = outcome.state
         # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged that way).
-        tables = dict(after.tables)
-        for ref, pending in collect([commit], batch).items():
-            stored = tables.get(ref)
-            data = log_table(pending)
-            if stored is None or data is None:
-                continue
-            self._write_parquet(data, batch_dir(self.root, stored, batch))
-            tables[ref] = stored.with_batch(batch)
+        tables = self._write_changes([commit], batch, after.tables)
         self._record([commit], after.with_tables(tables, last_batch=batch))
         for table_id in outcome.dropped:
             self._delete_later(table_dir(self.root, table_id), table_id, None)
