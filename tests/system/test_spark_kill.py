@@ -45,9 +45,9 @@ compact_after = 2
 [spark.options]
 "spark.ui.enabled" = "false"
 """
-SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=12000, conflict_share=0.2,
-                    ddl_every=1500, rotate_every=400, dependency=Dependency.WRITESET,
-                    seed=9)  # fmt: skip
+SPEC = WorkloadSpec(tables=3, keyless_tables=1, rows_per_table=50, transactions=12000,
+                    conflict_share=0.2, ddl_every=1500, rotate_every=400,
+                    dependency=Dependency.WRITESET, seed=9)  # fmt: skip
 WAIT = 300.0
 
 
