@@ -227,3 +227,24 @@ def test_jdbc_queries_the_tables(replicated: Any, tmp_path: Path) -> None:
     assert lines[0] == "types id:INTEGER c:VARCHAR d:DECIMAL"
     first = content["shop.sbtest1"][0]
     assert lines[1] == f"row {first[0]} {first[2]} {first[1]}.00"
+
+
+def test_a_large_result_streams_in_batches(replicated: Any) -> None:
+    """More rows than one fetch from Spark (``FETCH_ROWS``) arrive whole and in order,
+    read by the client as a stream (an unbuffered cursor)."""
+    from spark_replica.server.user_queries import FETCH_ROWS
+
+    port, content = replicated
+    ids = sorted(r[0] for r in content["shop.sbtest1"])
+    with connect(port, cursorclass=pymysql.cursors.SSCursor) as conn, conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.id, b.id, c.id FROM shop.sbtest1 a, shop.sbtest1 b, shop.sbtest1 c "
+            "ORDER BY a.id, b.id, c.id"
+        )
+        count, first, last = 0, None, None
+        for row in cursor:
+            first = first or row
+            last = row
+            count += 1
+    assert count == len(ids) ** 3 > 10 * FETCH_ROWS
+    assert first == (ids[0],) * 3 and last == (ids[-1],) * 3
