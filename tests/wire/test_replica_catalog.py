@@ -354,3 +354,18 @@ def test_sqlalchemy_inspector(port: int, driver: str, args: dict[str, Any]) -> N
         assert inspector.get_pk_constraint("log", schema="shop")["constrained_columns"] == []
     finally:
         engine.dispose()
+
+
+def test_use_of_an_unknown_database_is_refused(port: int, cursor: Any) -> None:
+    """USE and COM_INIT_DB answer 1049 for a database that does not exist, and accept the
+    replicated and the system ones."""
+    assert _error(cursor, "USE nosuch") == (1049, "Unknown database 'nosuch'")
+    cursor.execute("USE shop")
+    cursor.execute("SELECT DATABASE()")
+    assert cursor.fetchone()[0] == "shop"
+    cursor.execute("USE performance_schema")
+    with connect(port) as conn:
+        with pytest.raises(Exception) as caught:
+            conn.select_db("nosuch")  # COM_INIT_DB
+        assert caught.value.args[0] == 1049
+        conn.select_db("shop")

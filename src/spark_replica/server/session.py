@@ -59,6 +59,7 @@ _KIND_TYPES = {
     ValueKind.BLOB: ColumnType.BLOB,
 }
 
+_SYSTEM_SCHEMAS = frozenset({"information_schema", "mysql", "performance_schema"})
 _SHOW_COUNT = re.compile(r"\s*SHOW\s+COUNT\s*\(\s*\*\s*\)\s+(WARNINGS|ERRORS)\s*;?\s*$", re.I)
 _DIAGNOSTIC_QUERIES = ("SHOW WARNINGS", "SHOW ERRORS", "SHOW COUNT", "SELECT @@WARNING_COUNT",
                        "SELECT @@ERROR_COUNT", "SELECT @@SESSION.WARNING_COUNT",
@@ -229,6 +230,13 @@ class ReplicaSession(Session):
         if isinstance(expression, exp.Command | exp.Alias) or not isinstance(expression, exp.Query):
             raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
         return [], []
+
+    async def use(self, database: str) -> None:
+        """USE db / COM_INIT_DB: 1049 for a database that does not exist, as MySQL answers."""
+        known = set(self.context.tables.databases()) if self.context.tables is not None else set()
+        if database not in known and database.lower() not in _SYSTEM_SCHEMAS:
+            raise to_mysql_error(ReplicaError.from_code(ErrorCode.BAD_DB_ERROR, database), "")
+        await super().use(database)
 
     async def schema(self) -> InfoSchema:
         """information_schema over the virtual tables and the replicated ones, as they are now."""
