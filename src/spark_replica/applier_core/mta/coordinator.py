@@ -1,0 +1,245 @@
+"""The coordinator of the legacy multi-threaded applier (APPLIER_VERSION=1, LOGICAL_CLOCK).
+
+``MtaChannel.start`` starts the coordinator thread ``mta-<channel>-coordinator`` and, with
+``replica_parallel_workers`` = N > 0 (read at START), N workers. The coordinator reads the
+channel's relay log into transactions (the CSA's ``SyncTransactionProvider``: only
+Format_description, GTID and Query events are decoded here; workers decode the rest), skips
+those whose GTID is executed, waits on the logical clock until each may start (WL6314.SLAVE.2)
+and hands it whole to a worker, an idle one first, else the least loaded (WL6314.SLAVE.3),
+through the worker's bounded queue (WL5569.WQ.2). With 0 workers the coordinator applies each
+transaction itself, single-threaded (WL5569.R0); it then reads through the asynchronous
+provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet
+can be applied while its events stream in.
+
+Stopping (one path, ``stop``, idempotent): STOP REPLICA stops the reading and lets the
+transactions already assigned finish (a streamed one still being read is cut off and rolled
+back), then joins every thread. A failed transaction stops the channel: the coordinator
+assigns nothing more, the queued transactions are given up (rolled back under commit order,
+ERR.14), every thread is joined and the channel exits with the first error (ERR.18).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from spark_replica.applier_core.apply.errors import channel_error
+from spark_replica.applier_core.binlog.events import Gtid
+from spark_replica.applier_core.channels.components import ThreadContext
+from spark_replica.applier_core.channels.status import ErrorInfo
+from spark_replica.applier_core.commit_order import CommitOrderGate
+from spark_replica.applier_core.csa import (
+    AsyncTransactionProvider,
+    FetchableTransaction,
+    SyncTransactionProvider,
+    TransactionProvider,
+    TransactionState,
+)
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.mta.admission import Admission
+from spark_replica.applier_core.mta.clock import Stamp
+from spark_replica.applier_core.mta.execute import Assignment, Execution, TransactionRunner
+from spark_replica.applier_core.mta.failure import FailureSlot, WorkerFailed
+from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
+from spark_replica.applier_core.progress import PUBLISH_INTERVAL
+from spark_replica.applier_core.storage import StorageEngine
+
+logger = logging.getLogger(__name__)
+
+NEXT_WAIT = 0.1
+"""Seconds the coordinator waits for the next transaction before it publishes progress."""
+PUT_WAIT = 0.05
+"""Seconds between checks for a failure while a worker's queue is full."""
+
+
+class MtaChannel:
+    """One channel's running legacy applier (see the module text)."""
+
+    def __init__(
+        self, context: ThreadContext, engine: StorageEngine, *, capacity: int = QUEUE_CAPACITY
+    ) -> None:
+        settings = context.settings
+        self.context = context
+        self.engine = engine
+        self.name = context.config.name
+        self.label = f"mta-{self.name}" if self.name else "mta"
+        self.worker_count = settings.get_int("replica_parallel_workers")
+        self.commit_order = bool(settings.get_int("replica_preserve_commit_order"))
+        self.admission = Admission()
+        self.failures = FailureSlot(self.admission.interrupt)
+        # _stop is set by ``stop`` (STOP REPLICA). Coordinator thread only: _skipped (executed
+        # transactions to release once read to their end), _next_ticket, _next_worker.
+        self._stop = threading.Event()
+        self._skipped: list[FetchableTransaction] = []
+        self._next_ticket = 0
+        self._next_worker = 0
+        gate = CommitOrderGate() if self.commit_order and self.worker_count > 0 else None
+        self.execution = Execution(
+            channel=self.name,
+            executed=context.executed,
+            admission=self.admission,
+            retries=settings.get_int("replica_transaction_retries"),
+            failed=self.failures.is_set,
+            gate=gate,
+        )
+        self.relay_log = context.relay_logs.get(self.name)
+        self.relay_log.tracker.reset_failures()  # files a failed run left are applied now
+        self.provider = self._provider(settings.get_int("server_id"))
+        self.workers = [
+            Worker(
+                self.label,
+                number,
+                self._runner(number),
+                failed=self.failures.is_set,
+                report=self.failures.record,
+                capacity=capacity,
+            )  # fmt: skip
+            for number in range(1, self.worker_count + 1)
+        ]
+        self._inline = None if self.workers else self._runner(0)
+        # _lock guards _started and the start of the threads against a concurrent stop.
+        self._lock = threading.Lock()
+        self._started = False
+        self._thread = threading.Thread(target=self._run, name=f"{self.label}-coordinator")
+
+    def __repr__(self) -> str:
+        state = "stopping" if self._stop.is_set() else "running" if self._started else "new"
+        return f"<MtaChannel '{self.name}' {state} workers={self.worker_count}>"
+
+    @property
+    def stop_requested(self) -> threading.Event:
+        """Set once ``stop`` was called."""
+        return self._stop
+
+    def _provider(self, server_id: int) -> TransactionProvider:
+        if self.worker_count == 0:
+            return AsyncTransactionProvider(
+                self.relay_log, channel=self.name, skip=self._executed,
+                own_server_id=server_id, thread_name=f"{self.label}-reader",
+            )  # fmt: skip
+        return SyncTransactionProvider(
+            self.relay_log, channel=self.name, skip=self._executed, own_server_id=server_id
+        )
+
+    def _runner(self, number: int) -> TransactionRunner:
+        session = self.engine.session(f"{self.label}-worker-{number}")
+        return TransactionRunner(self.execution, session, number)
+
+    def _executed(self, gtid: Gtid) -> bool:
+        return not gtid.anonymous and self.context.executed.contains(gtid.uuid, gtid.tag, gtid.gno)
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the workers, the reader (0 workers) and the coordinator."""
+        with self._lock:
+            if self._started or self._stop.is_set():
+                return
+            self._started = True
+            for worker in self.workers:
+                worker.start()
+            self.provider.start()
+            self.context.status.update(sql_state_text="Waiting for transactions from the relay log")
+            self._thread.start()
+
+    def stop(self) -> None:
+        """STOP REPLICA: read no more, let the assigned transactions finish, join every
+        thread. Idempotent; not from the channel's own threads."""
+        self._stop.set()
+        self.admission.interrupt()
+        self.provider.stop()
+        with self._lock:
+            started = self._started
+        if started:
+            self._thread.join()
+
+    # -- the coordinator thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except WorkerFailed as exc:  # the single-threaded applier's own
+            self.failures.record(exc)
+        except ReplicaError as exc:  # the relay log cannot be read
+            self.failures.record(WorkerFailed(exc.code, exc.message, exc.message))
+        except Exception as exc:  # a bug: stop the channel with it rather than hang
+            logger.exception("the coordinator of channel %r failed", self.name)
+            message = channel_error(self.name, str(exc))
+            self.failures.record(WorkerFailed(ErrorCode.UNKNOWN_ERROR, message, message))
+        finally:
+            self._shut_down()
+        first = self.failures.failure
+        info = None if first is None else ErrorInfo.now(first.code, first.channel_message)
+        self.context.status.update(sql_state_text="")
+        if info is not None:
+            self.context.status.update(sql_error=info)
+        if not self._stop.is_set() or info is not None:
+            self.context.exited(info)
+
+    def _loop(self) -> None:
+        dispatched = 0
+        while not self._stop.is_set() and not self.failures.is_set():
+            trx = self.provider.next(NEXT_WAIT)
+            self._release_skipped(final=False)
+            if trx is None:
+                if self.provider.error is not None:
+                    raise self.provider.error
+                self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
+                continue
+            stamp = Stamp(trx.last_committed, trx.sequence_number, trx.clock_reset)
+            if trx.skip:
+                self.admission.skip(stamp)
+                self._skipped.append(trx)
+                continue
+            if not self.admission.admit(stamp):  # stopping, or a worker failed
+                trx.finish(success=False)
+                return
+            work = Assignment(trx, self._next_ticket, stamp)
+            self._next_ticket += 1
+            self._dispatch(work)
+            dispatched += 1
+            if dispatched % 256 == 0:
+                self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
+
+    def _dispatch(self, work: Assignment) -> None:
+        if self._inline is not None:
+            self._inline.run(work)  # raises WorkerFailed
+            return
+        worker = self._choose()
+        while not worker.queue.put(work, PUT_WAIT):
+            if self.failures.is_set() or self._stop.is_set():
+                worker.runner.give_up(work)
+                return
+
+    def _choose(self) -> Worker:
+        """An idle worker, looking round-robin from the one after the last chosen; else the
+        least loaded."""
+        count = len(self.workers)
+        order = [self.workers[(self._next_worker + i) % count] for i in range(count)]
+        chosen = next((w for w in order if w.load == 0), None)
+        if chosen is None:
+            chosen = min(order, key=lambda w: w.load)
+        self._next_worker = chosen.number % count  # the index of the one after it
+        return chosen
+
+    def _release_skipped(self, *, final: bool) -> None:
+        """Release the executed transactions read to their end (or all, at the end)."""
+        keep: list[FetchableTransaction] = []
+        for trx in self._skipped:
+            ended = trx.state is not TransactionState.OPEN
+            if ended or final:
+                trx.finish(success=ended)
+            else:
+                keep.append(trx)
+        self._skipped = keep
+
+    def _shut_down(self) -> None:
+        """(Coordinator thread, once) Stop reading, let the workers end, release the rest."""
+        self.admission.interrupt()
+        self.provider.stop()
+        self._release_skipped(final=True)
+        for worker in self.workers:
+            worker.close()
+        for worker in self.workers:
+            worker.join()
+        self.context.executed.publish()

@@ -1,0 +1,204 @@
+"""Applying one assigned transaction, as a worker (or the single-threaded coordinator) does.
+
+The transaction's events go through a ``TransactionApplier`` into the runner's engine
+session; then it prepares and, with ``replica_preserve_commit_order=ON``, waits for its turn
+in relay-log order (WL#7846) before it commits and its GTID is added to
+``@@global.gtid_executed``. Whatever happens, the transaction is *settled* afterwards: its
+turn is passed on, the logical clock learns it ended, and its relay log files are let go.
+
+Transient errors (lock wait timeout, deadlock) are retried up to
+``replica_transaction_retries`` times (FAIL.RETRY.2); any other error is a ``WorkerFailed``.
+Under commit order a failing transaction first waits until every earlier one has committed,
+then fails the gate, so its waiting followers roll back (WL#7846 FR8/W8, ERR.14) and the
+committed transactions stay a prefix of the relay log. A transaction cut off in the relay log
+(a stop, or a GTID that restarts it) commits nothing and is not an error (FAIL.STREAM.1).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spark_replica.applier_core.apply.errors import SourcePosition
+from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
+from spark_replica.applier_core.commit_order import CommitOrderFailed, CommitOrderGate
+from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.mta.admission import Admission
+from spark_replica.applier_core.mta.clock import Stamp
+from spark_replica.applier_core.mta.failure import WorkerFailed, transaction_failed
+from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
+
+EVENT_WAIT = 0.5
+"""Seconds between checks while a streamed transaction's next event is not read yet (a stop
+truncates the transaction, which ends the wait anyway)."""
+
+
+class Outcome(enum.Enum):
+    COMMITTED = "committed"
+    TRUNCATED = "truncated"
+    """Cut off in the relay log: nothing to commit; the next copy of it applies it."""
+    GIVEN_UP = "given up"
+    """Not committed because the channel stops after a failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A transaction the coordinator handed out: ``ticket`` is its place among the assigned
+    transactions (its commit-order turn and engine transaction order)."""
+
+    trx: FetchableTransaction
+    ticket: int
+    stamp: Stamp
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """What every runner of a channel shares."""
+
+    channel: str
+    executed: ExecutedGtids
+    admission: Admission
+    retries: int
+    #: The channel has failed: retry nothing more (the work is given up).
+    failed: Callable[[], bool]
+    #: Orders the commits (replica_preserve_commit_order=ON with workers), else None.
+    gate: CommitOrderGate | None = None
+
+
+class TransactionRunner:
+    """Applies assigned transactions through one engine session; one thread at a time.
+
+    ``worker`` is the worker's number (1..N), or 0 for the single-threaded applier.
+    """
+
+    def __init__(self, execution: Execution, session: EngineSession, worker: int) -> None:
+        self.execution = execution
+        self.session = session
+        self.worker = worker
+
+    def __repr__(self) -> str:
+        return f"<TransactionRunner worker={self.worker} {self.session.state.value}>"
+
+    def run(self, work: Assignment) -> Outcome:
+        """Apply and commit ``work``, then settle it.
+
+        Raises:
+            WorkerFailed: it cannot be applied; it is rolled back and settled.
+        """
+        outcome = Outcome.GIVEN_UP
+        try:
+            outcome = self._execute(work)
+        finally:
+            self._settle(work, outcome)
+        return outcome
+
+    def give_up(self, work: Assignment) -> None:
+        """Settle ``work`` without applying it (the channel failed before it started)."""
+        self._settle(work, Outcome.GIVEN_UP)
+
+    # -- applying ------------------------------------------------------------------------------
+
+    def _execute(self, work: Assignment) -> Outcome:
+        if not self._apply(work):
+            return Outcome.TRUNCATED
+        gate = self.execution.gate
+        if gate is not None:
+            try:
+                gate.wait_turn(work.ticket)
+            except CommitOrderFailed:  # an earlier transaction failed: roll back (W8)
+                self.session.rollback()
+                return Outcome.GIVEN_UP
+        try:
+            self.session.commit()
+        except EngineError as exc:
+            self.session.rollback()
+            raise self._failure(work, ApplyError(exc.code, str(exc))) from exc
+        gtid = work.trx.gtid
+        if not gtid.anonymous:
+            self.execution.executed.add(gtid.uuid, gtid.tag, gtid.gno)
+        return Outcome.COMMITTED
+
+    def _apply(self, work: Assignment) -> bool:
+        """Apply and prepare, retrying transient errors; False when the transaction was cut
+        off. Raises ``WorkerFailed``."""
+        attempts = 0
+        while True:
+            try:
+                return self._apply_once(work)
+            except ApplyError as error:
+                self.session.rollback()
+                retry = (
+                    error.transient
+                    and attempts < self.execution.retries
+                    and not self.execution.failed()
+                    and work.trx.state in (TransactionState.OPEN, TransactionState.COMPLETE)
+                )
+                if not retry:
+                    raise self._failure(work, error) from error
+                attempts += 1
+                work.trx.rewind()
+
+    def _apply_once(self, work: Assignment) -> bool:
+        trx, session = work.trx, self.session
+        session.begin(TransactionRef(trx.gtid_text, work.ticket))
+        applier = TransactionApplier(session, trx.gtid_text, trx.start.file)
+        while True:
+            try:
+                event = trx.next_event(EVENT_WAIT)
+            except TimeoutError:
+                continue
+            if event is None:
+                session.rollback()
+                return self._ended_early(work)
+            if applier.apply(event):
+                break
+        try:
+            session.prepare()
+        except EngineError as exc:
+            raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
+        return True
+
+    def _ended_early(self, work: Assignment) -> bool:
+        """No more events and no end: cut off (False), or the relay log cannot be read."""
+        trx = work.trx
+        if trx.state is not TransactionState.FAILED:
+            return False
+        error = trx.error
+        assert error is not None
+        self._fail_followers(work, error)
+        raise WorkerFailed(error.code, error.message, error.message)
+
+    # -- failing and settling ------------------------------------------------------------------
+
+    def _failure(self, work: Assignment, error: ApplyError) -> WorkerFailed:
+        self._fail_followers(work, error)
+        trx = work.trx
+        where = SourcePosition(trx.start.file, trx.gtid.header.log_pos)
+        worker_message, channel_message = transaction_failed(
+            self.execution.channel, self.worker, trx.gtid_text, where, error.detail
+        )
+        code = error.code or ErrorCode.UNKNOWN_ERROR
+        return WorkerFailed(code, worker_message, channel_message)
+
+    def _fail_followers(self, work: Assignment, error: BaseException) -> None:
+        """Under commit order: let every earlier transaction commit first, then make the
+        later ones roll back."""
+        gate = self.execution.gate
+        if gate is None:
+            return
+        try:
+            gate.wait_turn(work.ticket)
+        except CommitOrderFailed:
+            pass  # an earlier one failed first
+        gate.fail(error, from_ticket=work.ticket)
+
+    def _settle(self, work: Assignment, outcome: Outcome) -> None:
+        if outcome is not Outcome.COMMITTED:
+            self.session.rollback()
+        if self.execution.gate is not None:
+            self.execution.gate.finished(work.ticket)
+        self.execution.admission.ended(work.stamp.sequence_number)
+        work.trx.finish(success=outcome is not Outcome.GIVEN_UP)

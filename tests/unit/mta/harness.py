@@ -1,0 +1,143 @@
+"""A channel's legacy multi-threaded applier run against the in-memory engine, as START
+REPLICA runs it: relay logs in the channel's directory, a ThreadContext, the MtaApplier
+component. Reading and generating relay logs comes from the CSA's harness."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spark_replica.applier_core.channels.components import ThreadContext
+from spark_replica.applier_core.channels.config import (
+    ApplierSettings,
+    ApplierVersion,
+    ChannelConfig,
+)
+from spark_replica.applier_core.channels.relay_logs import RelayLogs
+from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.mta import MtaApplier, MtaChannel
+from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession
+from tests.unit.csa_apply.faults import RecordingEngine, RecordingSession
+from tests.unit.csa_apply.harness import CHANNEL, WAIT, Content, engine_content
+
+#: The replica's server id: not the generator's (1), so the source's Format_description
+#: events restart the logical clock as a real source's do.
+REPLICA_SERVER_ID = 2
+
+
+@dataclass
+class MtaReplica:
+    """One channel's legacy applier on an in-memory engine."""
+
+    data_dir: Path
+    workers: int = 4
+    commit_order: bool = True
+    channel: str = CHANNEL
+    engine: InMemoryEngine = field(default_factory=InMemoryEngine)
+    settings: SystemVariables = field(default_factory=lambda: SystemVariables({}))
+    status: StatusBoard = field(default_factory=StatusBoard)
+    exits: list[ErrorInfo | None] = field(default_factory=list)
+    exited: threading.Event = field(default_factory=threading.Event)
+    server_id: int = REPLICA_SERVER_ID
+
+    def __post_init__(self) -> None:
+        self.settings.set_internal("replica_parallel_workers", self.workers)
+        self.settings.set_internal("replica_preserve_commit_order", int(self.commit_order))
+        self.settings.set_internal("server_id", self.server_id)
+        self.executed = ExecutedGtids(settings=self.settings)
+        self.relay_logs = RelayLogs(self.data_dir)
+        self.applier = MtaApplier(self.engine)
+        self.handle: MtaChannel | None = None
+
+    def start(self) -> MtaChannel:
+        config = ChannelConfig(
+            name=self.channel, applier=ApplierSettings(applier_version=ApplierVersion.MTA)
+        )
+        context = ThreadContext(
+            config=config,
+            status=self.status,
+            settings=self.settings,
+            data_dir=str(self.data_dir),
+            exited=self._on_exit,
+            executed=self.executed,
+            relay_logs=self.relay_logs,
+        )
+        self.exited.clear()
+        handle = self.applier.start_applier(context)
+        assert isinstance(handle, MtaChannel)
+        self.handle = handle
+        return handle
+
+    def _on_exit(self, error: ErrorInfo | None) -> None:
+        self.exits.append(error)
+        self.exited.set()
+
+    def wait_for(self, gtids: str) -> bool:
+        return self.executed.wait_for(GtidSet.parse(gtids), WAIT)
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.stop()
+            self.handle = None
+
+    def close(self) -> None:
+        self.stop()
+        self.relay_logs.close_all()
+
+    def content(self) -> Content:
+        return engine_content(self.engine)
+
+
+def channel_threads(channel: str = CHANNEL) -> list[str]:
+    """The names of the live threads of ``channel``'s legacy applier."""
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith(f"mta-{channel}-"))
+
+
+class TimelineEngine(RecordingEngine):
+    """Records, in one list, every ``("begin", gno)`` and ``("commit", gno)`` in the order
+    they happened (a commit once it is visible): what the scheduling tests check."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.timeline: list[tuple[str, int]] = []
+        self.timeline_lock = threading.Lock()
+        #: ``gno -> event``: the transaction's commit waits for it (30 s at most).
+        self.hold_commit: dict[int, threading.Event] = {}
+        #: ``gno -> event``: set when the transaction begins.
+        self.began: dict[int, threading.Event] = {}
+
+    def session(self, name: str) -> InMemorySession:
+        return TimelineSession(self, name)
+
+
+class TimelineSession(RecordingSession):
+    def __init__(self, engine: TimelineEngine, name: str) -> None:
+        super().__init__(engine, name)
+        self._timeline = engine
+
+    def begin(self, trx: Any) -> None:
+        gno = _gno(trx.gtid)
+        with self._timeline.timeline_lock:
+            self._timeline.timeline.append(("begin", gno))
+        super().begin(trx)
+        began = self._timeline.began.get(gno)
+        if began is not None:
+            began.set()
+
+    def commit(self, *, durable: bool = True) -> None:
+        gno = _gno(self.transaction.gtid if self.transaction else "")
+        hold = self._timeline.hold_commit.get(gno)
+        if hold is not None:
+            assert hold.wait(30), f"the commit of {gno} was held too long"
+        super().commit(durable=durable)
+        with self._timeline.timeline_lock:
+            self._timeline.timeline.append(("commit", gno))
+
+
+def _gno(gtid: str) -> int:
+    return int(gtid.rsplit(":", 1)[1]) if ":" in gtid else -1
