@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from spark_replica.applier_core.apply.errors import channel_error
 from spark_replica.applier_core.binlog.events import Gtid
@@ -116,10 +117,18 @@ class MtaChannel:
             return AsyncTransactionProvider(
                 self.relay_log, channel=self.name, skip=self._executed,
                 own_server_id=server_id, thread_name=f"{self.label}-reader",
+                after_durable=self._after_durable(),
             )  # fmt: skip
         return SyncTransactionProvider(
-            self.relay_log, channel=self.name, skip=self._executed, own_server_id=server_id
-        )
+            self.relay_log, channel=self.name, skip=self._executed, own_server_id=server_id,
+            after_durable=self._after_durable(),
+        )  # fmt: skip
+
+    def _after_durable(self) -> Callable[[Callable[[], None]], None] | None:
+        """Relay log files are released once their transactions are durable, when the engine
+        makes commits durable in the background (docs/decisions/0006)."""
+        engine = self.engine
+        return engine.after_durable if engine.background_durability else None
 
     def _runner(self, number: int) -> TransactionRunner:
         session = self.engine.session(f"{self.label}-worker-{number}")
