@@ -6,9 +6,11 @@ run in parallel, the next group waits for the current one, and a Format_descript
 starts a new group. ``replica_parallel_workers`` (read at START) sets the number of workers;
 0 makes the coordinator apply every transaction itself. ``replica_preserve_commit_order=ON``
 makes the commits follow relay-log order (WL#7846) through the ``CommitOrderGate`` shared
-with the Change Stream Applier.
+with the Change Stream Applier. ``replica_parallel_type=DATABASE`` schedules by database
+partitions instead (WL#5569): a database's transactions run in order on one worker, those of
+different databases in parallel (``partitions.py``).
 
-Not here yet: DATABASE parallelism (WL#5569's partition hash), the group assignment queue
+Not here yet: the group assignment queue
 and low-water-mark checkpoints (``mysql.slave_worker_info``, recovery with gaps, UNTIL
 SQL_AFTER_MTS_GAPS), UNTIL conditions, the commit-order deadlock detection of WL#7846 and the
 per-worker status tables.

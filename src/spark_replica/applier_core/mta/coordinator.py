@@ -1,4 +1,4 @@
-"""The coordinator of the legacy multi-threaded applier (APPLIER_VERSION=1, LOGICAL_CLOCK).
+"""The coordinator of the legacy multi-threaded applier (APPLIER_VERSION=1).
 
 ``MtaChannel.start`` starts the coordinator thread ``mta-<channel>-coordinator`` and, with
 ``replica_parallel_workers`` = N > 0 (read at START), N workers. The coordinator reads the
@@ -10,6 +10,12 @@ through the worker's bounded queue (WL5569.WQ.2). With 0 workers the coordinator
 transaction itself, single-threaded (WL5569.R0); it then reads through the asynchronous
 provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet
 can be applied while its events stream in.
+
+With ``replica_parallel_type=DATABASE`` (read at START) and workers, the coordinator schedules
+by database partitions instead (WL#5569, ``partitions.py``): it reads each transaction
+through the asynchronous provider, finds the databases it changes (``databases.py``), waits
+until the partition hash lets it start and hands it to the worker the hash chose. The START
+checks refuse DATABASE with ``replica_preserve_commit_order=ON`` (error 3031).
 
 Stopping (one path, ``stop``, idempotent): STOP REPLICA stops the reading and lets the
 transactions already assigned finish (a streamed one still being read is cut off and rolled
@@ -39,8 +45,10 @@ from spark_replica.applier_core.csa import (
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.clock import Stamp
+from spark_replica.applier_core.mta.databases import scan
 from spark_replica.applier_core.mta.execute import Assignment, Execution, TransactionRunner
 from spark_replica.applier_core.mta.failure import FailureSlot, WorkerFailed
+from spark_replica.applier_core.mta.partitions import PartitionAdmission
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL
 from spark_replica.applier_core.storage import StorageEngine
@@ -66,8 +74,12 @@ class MtaChannel:
         self.label = f"mta-{self.name}" if self.name else "mta"
         self.worker_count = settings.get_int("replica_parallel_workers")
         self.commit_order = bool(settings.get_int("replica_preserve_commit_order"))
+        self.by_database = (
+            settings.get_str("replica_parallel_type") == "DATABASE" and self.worker_count > 0
+        )
         self.admission = Admission()
-        self.failures = FailureSlot(self.admission.interrupt)
+        self.partitions = PartitionAdmission(self.worker_count) if self.by_database else None
+        self.failures = FailureSlot(self._interrupt)
         # _stop is set by ``stop`` (STOP REPLICA). Coordinator thread only: _skipped (executed
         # transactions to release once read to their end), _next_ticket, _next_worker.
         self._stop = threading.Event()
@@ -82,6 +94,7 @@ class MtaChannel:
             retries=settings.get_int("replica_transaction_retries"),
             failed=self.failures.is_set,
             gate=gate,
+            partitions=self.partitions,
         )
         self.relay_log = context.relay_logs.get(self.name)
         self.relay_log.tracker.reset_failures()  # files a failed run left are applied now
@@ -113,7 +126,7 @@ class MtaChannel:
         return self._stop
 
     def _provider(self, server_id: int) -> TransactionProvider:
-        if self.worker_count == 0:
+        if self.worker_count == 0 or self.by_database:  # the coordinator reads the events
             return AsyncTransactionProvider(
                 self.relay_log, channel=self.name, skip=self._executed,
                 own_server_id=server_id, thread_name=f"{self.label}-reader",
@@ -155,7 +168,7 @@ class MtaChannel:
         """STOP REPLICA: read no more, let the assigned transactions finish, join every
         thread. Idempotent; not from the channel's own threads."""
         self._stop.set()
-        self.admission.interrupt()
+        self._interrupt()
         self.provider.stop()
         with self._lock:
             started = self._started
@@ -200,21 +213,32 @@ class MtaChannel:
                 self.admission.skip(stamp)
                 self._skipped.append(trx)
                 continue
-            if not self.admission.admit(stamp):  # stopping, or a worker failed
-                trx.finish(success=False)
-                return
-            work = Assignment(trx, self._next_ticket, stamp)
+            if self.partitions is not None:
+                claim = self.partitions.admit(scan(trx, self._stopping))
+                if claim is None:  # stopping, or a worker failed
+                    trx.finish(success=False)
+                    return
+                work = Assignment(trx, self._next_ticket, stamp, claim)
+                worker: Worker | None = self.workers[claim.worker]
+            else:
+                if not self.admission.admit(stamp):  # stopping, or a worker failed
+                    trx.finish(success=False)
+                    return
+                work = Assignment(trx, self._next_ticket, stamp)
+                worker = None
             self._next_ticket += 1
-            self._dispatch(work)
+            self._dispatch(work, worker)
             dispatched += 1
             if dispatched % 256 == 0:
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
 
-    def _dispatch(self, work: Assignment) -> None:
+    def _dispatch(self, work: Assignment, worker: Worker | None = None) -> None:
+        """Run ``work`` here (0 workers) or queue it to ``worker`` (None: ``_choose``)."""
         if self._inline is not None:
             self._inline.run(work)  # raises WorkerFailed
             return
-        worker = self._choose()
+        if worker is None:
+            worker = self._choose()
         while not worker.queue.put(work, PUT_WAIT):
             if self.failures.is_set() or self._stop.is_set():
                 worker.runner.give_up(work)
@@ -231,6 +255,15 @@ class MtaChannel:
         self._next_worker = chosen.number % count  # the index of the one after it
         return chosen
 
+    def _interrupt(self) -> None:
+        """Wake the coordinator from any admission wait, for good (a stop, a failure)."""
+        self.admission.interrupt()
+        if self.partitions is not None:
+            self.partitions.interrupt()
+
+    def _stopping(self) -> bool:
+        return self._stop.is_set() or self.failures.is_set()
+
     def _release_skipped(self, *, final: bool) -> None:
         """Release the executed transactions read to their end (or all, at the end)."""
         keep: list[FetchableTransaction] = []
@@ -244,7 +277,7 @@ class MtaChannel:
 
     def _shut_down(self) -> None:
         """(Coordinator thread, once) Stop reading, let the workers end, release the rest."""
-        self.admission.interrupt()
+        self._interrupt()
         self.provider.stop()
         self._release_skipped(final=True)
         for worker in self.workers:

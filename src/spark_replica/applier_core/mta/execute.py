@@ -4,7 +4,8 @@ The transaction's events go through a ``TransactionApplier`` into the runner's e
 session; then it prepares and, with ``replica_preserve_commit_order=ON``, waits for its turn
 in relay-log order (WL#7846) before it commits and its GTID is added to
 ``@@global.gtid_executed``. Whatever happens, the transaction is *settled* afterwards: its
-turn is passed on, the logical clock learns it ended, and its relay log files are let go.
+turn is passed on, the logical clock (or, under DATABASE scheduling, the partition hash)
+learns it ended, and its relay log files are let go.
 
 Transient errors (lock wait timeout, deadlock) are retried up to
 ``replica_transaction_retries`` times (FAIL.RETRY.2); any other error is a ``WorkerFailed``.
@@ -28,6 +29,7 @@ from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.clock import Stamp
 from spark_replica.applier_core.mta.failure import WorkerFailed, transaction_failed
+from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
 
@@ -47,11 +49,13 @@ class Outcome(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """A transaction the coordinator handed out: ``ticket`` is its place among the assigned
-    transactions (its commit-order turn and engine transaction order)."""
+    transactions (its commit-order turn and engine transaction order); ``claim`` its hold on
+    the database partitions (DATABASE scheduling), else None (LOGICAL_CLOCK)."""
 
     trx: FetchableTransaction
     ticket: int
     stamp: Stamp
+    claim: Claim | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,8 @@ class Execution:
     failed: Callable[[], bool]
     #: Orders the commits (replica_preserve_commit_order=ON with workers), else None.
     gate: CommitOrderGate | None = None
+    #: The database partitions (replica_parallel_type=DATABASE with workers), else None.
+    partitions: PartitionAdmission | None = None
 
 
 class TransactionRunner:
@@ -200,5 +206,9 @@ class TransactionRunner:
             self.session.rollback()
         if self.execution.gate is not None:
             self.execution.gate.finished(work.ticket)
-        self.execution.admission.ended(work.stamp.sequence_number)
+        partitions = self.execution.partitions
+        if work.claim is not None and partitions is not None:
+            partitions.ended(work.claim)  # WL5569.CGEP.1
+        else:
+            self.execution.admission.ended(work.stamp.sequence_number)
         work.trx.finish(success=outcome is not Outcome.GIVEN_UP)
