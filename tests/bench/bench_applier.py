@@ -15,6 +15,15 @@ Then, on the in-memory engine, in one run:
   ``replica_preserve_commit_order`` ON and OFF: the time from START until the last GTID is
   executed (``ExecutedGtids.wait_for``).
 
+* the legacy multi-threaded applier (``MtaApplier``, ``replica_parallel_type=LOGICAL_CLOCK``)
+  the same way, for each worker count, commit order ON and OFF. DATABASE is not run: the
+  MTA coordinator does not implement ``replica_parallel_type=DATABASE`` yet.
+
+All of this on two workloads (``--workloads``): ``uniform`` (the backlog above) and ``skewed``
+(the same, with one transaction in 50 a long one of 100 row inserts: ``WorkloadSpec``'s
+``large_share`` and ``large_size``). ``--appliers`` chooses which appliers run (the serial one
+always does: the ratios need it).
+
 Each of these runs twice: with no commit latency (pure CPU work: under CPython's GIL this
 shows the CSA's own cost), and with ``--commit-latency`` seconds per flush (a durable engine
 whose group commit lets concurrent committers share a flush; the sleep releases the GIL).
@@ -32,7 +41,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_applier.py [--transactions 100000] [--workers 1,2,4,8]
         [--dependency writeset|commit_order] [--commit-latency 0.0005] [--dir CACHE_DIR]
-        [--quick]
+        [--appliers serial,mta,csa] [--workloads uniform,skewed] [--quick]
 """
 
 from __future__ import annotations
@@ -80,6 +89,7 @@ from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard  #
 from spark_replica.applier_core.csa.applier import CsaApplier  # noqa: E402
 from spark_replica.applier_core.csa.service import CsaChannel  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
+from spark_replica.applier_core.mta import MtaApplier  # noqa: E402
 from spark_replica.applier_core.progress import ExecutedGtids  # noqa: E402
 from spark_replica.applier_core.scheduler.adapters import LwmDependencyAdapter  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
@@ -102,6 +112,19 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 CONTENT = "content.pickle"
 BINLOG_BASE = "binlog"
+#: The skewed workload: one transaction in 50 is a long one of this many row inserts.
+SKEWED_LARGE_SHARE = 0.02
+SKEWED_LARGE_SIZE = 100
+WORKLOADS = ("uniform", "skewed")
+APPLIERS = ("serial", "mta", "csa")
+#: The replica's server id for the MTA: not the generator's (1), so the source's
+#: Format_description events restart the logical clock as a real source's do.
+MTA_SERVER_ID = 2
+#: Why the MTA's DATABASE parallelism is not in the comparison.
+DATABASE_NOTE = (
+    "mta DATABASE: not run (the MTA coordinator does not implement "
+    "replica_parallel_type=DATABASE yet; only LOGICAL_CLOCK is compared)"
+)
 #: How often a CSA run looks whether its channel stopped while it waits for the last GTID.
 POLL = 0.5
 MB = 1_000_000
@@ -110,8 +133,16 @@ Content = dict[str, list[tuple[object, ...]]]
 
 
 # -- the backlog -----------------------------------------------------------------------------
-def plan_spec(transactions: int, dependency: Dependency, conflict_share: float) -> WorkloadSpec:
-    """sysbench's oltp_write_only shape: 8 tables of 1,000 rows, 4 changes, 16 clients."""
+def plan_spec(
+    transactions: int, dependency: Dependency, conflict_share: float, workload: str = "uniform"
+) -> WorkloadSpec:
+    """sysbench's oltp_write_only shape: 8 tables of 1,000 rows, 4 changes, 16 clients; for
+    the ``skewed`` workload, one transaction in 50 inserts ``SKEWED_LARGE_SIZE`` rows."""
+    skew: dict[str, Any] = (
+        {"large_share": SKEWED_LARGE_SHARE, "large_size": SKEWED_LARGE_SIZE}
+        if workload == "skewed"
+        else {}
+    )
     return WorkloadSpec(
         tables=TABLES,
         rows_per_table=ROWS_PER_TABLE,
@@ -120,6 +151,7 @@ def plan_spec(transactions: int, dependency: Dependency, conflict_share: float) 
         clients=CLIENTS,
         conflict_share=conflict_share,
         dependency=dependency,
+        **skew,
     )
 
 
@@ -201,8 +233,9 @@ def _clear(directory: Path) -> None:
 
 def prepare(spec: WorkloadSpec, root: Path) -> Backlog:
     """Reuse the backlog in ``root/applier-<dependency>-<transactions>`` when its manifest
-    matches ``spec``, else generate it there."""
-    directory = root / f"applier-{spec.dependency.value}-{spec.transactions}"
+    matches ``spec``, else generate it there (``-skewed<size>`` appended for a skewed one)."""
+    skew = f"-skewed{spec.large_size}" if spec.large_share else ""
+    directory = root / f"applier-{spec.dependency.value}-{spec.transactions}{skew}"
     directory.mkdir(parents=True, exist_ok=True)
     cached = _read_cached(directory, spec)
     if cached is not None:
@@ -272,12 +305,18 @@ class Run:
     mean_ready: float | None = None
     #: What went wrong (wrong content, an error, a time-out), or None.
     error: str | None = None
+    #: ``serial``, ``csa`` or ``mta``.
+    applier: str = "csa"
+    #: ``uniform`` or ``skewed``.
+    workload: str = "uniform"
 
     @property
     def label(self) -> str:
         if self.commit_order is None:
             return "serial"
-        return f"csa workers {self.workers} commit order {'on' if self.commit_order else 'off'}"
+        kind = "csa" if self.applier == "csa" else "mta logical_clock"
+        order = "on" if self.commit_order else "off"
+        return f"{kind} workers {self.workers} commit order {order}"
 
     @property
     def per_second(self) -> float:
@@ -306,7 +345,7 @@ def _content_error(engine: InMemoryEngine, expected: Content) -> str | None:
     return f"content differs from the generated one in {len(differing)} table(s) ({details})"
 
 
-def run_serial(backlog: Backlog, latency: float) -> Run:
+def run_serial(backlog: Backlog, latency: float, workload: str = "uniform") -> Run:
     """The serial applier over the backlog's files, on a fresh engine."""
     engine = InMemoryEngine(commit_latency=latency)
     applier = SerialApplier(engine)
@@ -324,7 +363,7 @@ def run_serial(backlog: Backlog, latency: float) -> Run:
     error = error or _content_error(engine, backlog.content)
     stats = engine.stats()
     return Run(latency, 0, None, backlog.transactions, seconds, cpu_seconds, stats.commits,
-               stats.flushes, error=error)  # fmt: skip
+               stats.flushes, error=error, applier="serial", workload=workload)  # fmt: skip
 
 
 def run_csa(
@@ -334,18 +373,32 @@ def run_csa(
     commit_order: bool,
     work_dir: Path,
     time_limit: float,
+    applier_kind: str = "csa",
+    workload: str = "uniform",
 ) -> Run:
-    """A CSA channel on the backlog copied into its relay log, from START until the last
+    """A CSA channel (or, with ``applier_kind="mta"``, the legacy multi-threaded applier
+    with LOGICAL_CLOCK) on the backlog copied into its relay log, from START until the last
     GTID is executed, on a fresh engine."""
-    data_dir = work_dir / f"csa-{workers}-{int(commit_order)}"
+    data_dir = work_dir / f"{applier_kind}-{workers}-{int(commit_order)}"
     shutil.rmtree(data_dir, ignore_errors=True)
     copy_into_relay_log(backlog.files, data_dir, CHANNEL)
     engine = InMemoryEngine(commit_latency=latency)
     settings = SystemVariables({})
     settings.set_internal("replica_preserve_commit_order", int(commit_order))
+    applier: CsaApplier | MtaApplier
+    if applier_kind == "mta":
+        settings.set_internal("replica_parallel_workers", workers)
+        settings.set_internal("replica_parallel_type", "LOGICAL_CLOCK")
+        settings.set_internal("server_id", MTA_SERVER_ID)
+        applier = MtaApplier(engine)
+        applier_settings = ApplierSettings(applier_version=ApplierVersion.MTA)
+    else:
+        applier = CsaApplier(engine)
+        applier_settings = ApplierSettings(
+            applier_version=ApplierVersion.CSA, applier_worker_count=workers
+        )
     executed = ExecutedGtids(settings=settings)
     relay_logs = RelayLogs(data_dir)
-    applier = CsaApplier(engine)
     exits: list[ErrorInfo | None] = []
     exited = threading.Event()
 
@@ -353,10 +406,7 @@ def run_csa(
         exits.append(info)
         exited.set()
 
-    config = ChannelConfig(
-        name=CHANNEL,
-        applier=ApplierSettings(applier_version=ApplierVersion.CSA, applier_worker_count=workers),
-    )
+    config = ChannelConfig(name=CHANNEL, applier=applier_settings)
     context = ThreadContext(
         config=config, status=StatusBoard(), settings=settings, data_dir=str(data_dir),
         exited=on_exit, executed=executed, relay_logs=relay_logs,
@@ -392,7 +442,8 @@ def run_csa(
     stats = engine.stats()
     shutil.rmtree(data_dir, ignore_errors=True)
     return Run(latency, workers, commit_order, backlog.transactions, seconds, cpu_seconds,
-               stats.commits, stats.flushes, mean_ready, error)  # fmt: skip
+               stats.commits, stats.flushes, mean_ready, error, applier_kind,
+               workload)  # fmt: skip
 
 
 # -- reports ---------------------------------------------------------------------------------
@@ -402,7 +453,7 @@ def _ratio(run: Run, serial: Run) -> float:
 
 def _show(run: Run, serial: Run) -> None:
     ready = "" if run.mean_ready is None else f"  ready at once {run.mean_ready:>5.2f}"
-    print(f"  {run.label:<32} {run.seconds:>8.2f} s {run.per_second:>8,.0f} trx/s  "
+    print(f"  {run.label:<44} {run.seconds:>8.2f} s {run.per_second:>8,.0f} trx/s  "
           f"{_ratio(run, serial):>5.2f}x serial  cpu {run.cpu_us:>6.1f} µs/trx  "
           f"commits/flush {run.commits_per_flush:>5.2f}{ready}")  # fmt: skip
     if run.error is not None:
@@ -413,8 +464,11 @@ def _latency_name(latency: float) -> str:
     return "0 (pure CPU)" if latency == 0 else f"{latency * 1000:g} ms/flush"
 
 
-def summary(runs: Sequence[Run]) -> None:
-    print("\nsummary (markdown)")
+def summary(runs: Sequence[Run], workload: str | None = None) -> None:
+    """One workload's runs as a markdown table (all of ``runs`` when ``workload`` is None)."""
+    title = "summary (markdown)" if workload is None else f"summary (markdown), workload {workload}"
+    runs = [run for run in runs if workload is None or run.workload == workload]
+    print(f"\n{title}")
     print("| commit latency | applier | seconds | transactions/s | × serial | "
           "CPU µs/trx | ready at once | commits/flush |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
@@ -426,15 +480,45 @@ def summary(runs: Sequence[Run]) -> None:
               f"{run.cpu_us:.0f} | {ready} | {run.commits_per_flush:.2f} |")  # fmt: skip
 
 
+def comparison(runs: Sequence[Run]) -> None:
+    """Every applier configuration (rows) on every workload and commit latency (columns):
+    transactions/s and, in brackets, the ratio to the serial applier on the same relay logs."""
+    columns = list(dict.fromkeys((run.workload, run.latency) for run in runs))
+    labels = list(dict.fromkeys(run.label for run in runs))
+    serial = {(run.workload, run.latency): run for run in runs if run.commit_order is None}
+    by_key = {(run.label, run.workload, run.latency): run for run in runs}
+    print("\ncomparison (markdown): transactions/s (× serial), same relay logs per workload")
+    heads = [f"{workload}, {_latency_name(latency)}" for workload, latency in columns]
+    print("| applier | " + " | ".join(heads) + " |")
+    print("|---|" + "---|" * len(columns))
+    for label in labels:
+        cells = []
+        for workload, latency in columns:
+            run = by_key.get((label, workload, latency))
+            if run is None:
+                cells.append("—")
+                continue
+            failed = " FAILED" if run.error is not None else ""
+            cells.append(f"{run.per_second:,.0f} "
+                         f"({_ratio(run, serial[workload, latency]):.2f}){failed}")  # fmt: skip
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def _find(runs: Sequence[Run], latency: float, workers: int, commit_order: bool | None) -> Run:
+    """The serial run (``commit_order`` None) or the CSA run of ``runs`` at ``latency``."""
     return next(
         r for r in runs
         if r.latency == latency and r.workers == workers and r.commit_order is commit_order
+        and r.applier in ("serial", "csa")
     )  # fmt: skip
 
 
 def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[int]) -> None:
-    """The overhead per transaction, and whether the targets are met."""
+    """The overhead per transaction, and whether the targets are met (CSA runs of one
+    workload)."""
+    if not any(run.applier == "csa" for run in runs):
+        print("targets: not measured (the CSA did not run)")
+        return
     if 1 in workers and 0.0 in latencies:
         serial = _find(runs, 0.0, 0, None)
         overheads = []
@@ -462,7 +546,23 @@ def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[i
 
 
 # -- main ------------------------------------------------------------------------------------
+def _names(allowed: Sequence[str]) -> Any:
+    """An argparse type: a comma-separated subset of ``allowed``, in ``allowed``'s order."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = {part.strip() for part in text.split(",") if part.strip()}
+        unknown = names - set(allowed)
+        if not names or unknown:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated subset of {','.join(allowed)}: {text!r}"
+            )
+        return tuple(name for name in allowed if name in names)
+
+    return parse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; 1 when a run fails or does not end in the generated content."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--transactions",
@@ -496,6 +596,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"seconds per flush of the durable runs (default {DEFAULT_COMMIT_LATENCY})",
     )
     parser.add_argument(
+        "--appliers",
+        type=_names(APPLIERS),
+        default=APPLIERS,
+        help="comma-separated appliers to run, of serial,mta,csa (default all; the serial "
+        "one always runs: the ratios need it)",
+    )
+    parser.add_argument(
+        "--workloads",
+        type=_names(WORKLOADS),
+        default=WORKLOADS,
+        help="comma-separated workloads, of uniform,skewed (default both; skewed: one "
+        f"transaction in {round(1 / SKEWED_LARGE_SHARE)} inserts {SKEWED_LARGE_SIZE} rows)",
+    )
+    parser.add_argument(
         "--dir",
         default=None,
         help="cache directory for the generated backlog (default: a temporary one)",
@@ -516,35 +630,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     if transactions < 1 or args.commit_latency <= 0 or not 0 <= args.conflict_share <= 1:
         parser.error("--transactions must be at least 1, --commit-latency above 0, "
                      "--conflict-share within 0..1")  # fmt: skip
+    appliers: tuple[str, ...] = args.appliers
+    workloads: tuple[str, ...] = args.workloads
+    parallel = [kind for kind in ("mta", "csa") if kind in appliers]
 
     print(f"{machine_line()}; load average {load_average()}")
-    spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share)
+    print(f"appliers: {', '.join(('serial', *parallel))}; workloads: {', '.join(workloads)}")
+    if "mta" in appliers:
+        print(DATABASE_NOTE)
     latencies = (0.0, float(args.commit_latency))
     runs: list[Run] = []
     with cache_root(args.dir, "bench-applier-") as root:
-        backlog = prepare(spec, root)
-        describe(backlog)
-        with tempfile.TemporaryDirectory(prefix="bench-applier-run-") as work:
-            for latency in latencies:
-                print(f"commit latency {_latency_name(latency)}")
-                serial = run_serial(backlog, latency)
-                runs.append(serial)
-                _show(serial, serial)
-                # A CSA run that takes 20 times the serial one is taken as hung.
-                time_limit = max(120.0, 20 * serial.seconds)
-                for commit_order in (True, False):
-                    for count in workers:
-                        run = run_csa(backlog, latency, count, commit_order, Path(work),
-                                      time_limit)  # fmt: skip
-                        runs.append(run)
-                        _show(run, serial)
-    summary(runs)
+        for workload in workloads:
+            spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share,
+                             workload)  # fmt: skip
+            if len(workloads) > 1:
+                print(f"\nworkload {workload}")
+            backlog = prepare(spec, root)
+            describe(backlog)
+            with tempfile.TemporaryDirectory(prefix="bench-applier-run-") as work:
+                for latency in latencies:
+                    print(f"commit latency {_latency_name(latency)}")
+                    serial = run_serial(backlog, latency, workload)
+                    runs.append(serial)
+                    _show(serial, serial)
+                    # A parallel run that takes 20 times the serial one is taken as hung.
+                    time_limit = max(120.0, 20 * serial.seconds)
+                    for kind in parallel:
+                        for commit_order in (True, False):
+                            for count in workers:
+                                run = run_csa(backlog, latency, count, commit_order, Path(work),
+                                              time_limit, kind, workload)  # fmt: skip
+                                runs.append(run)
+                                _show(run, serial)
+            del backlog
+    for workload in workloads:
+        summary(runs, workload if len(workloads) > 1 else None)
+    comparison(runs)
     print(f"load average at the end: {load_average()} (other processes share the CPUs)")
-    targets(runs, latencies, workers)
+    targets([run for run in runs if run.workload == workloads[0]], latencies, workers)
     failed = [run for run in runs if run.error is not None]
     if failed:
         print(f"content: {len(failed)} run(s) FAILED: " + ", ".join(
-            f"{run.label} at {_latency_name(run.latency)}" for run in failed))  # fmt: skip
+            f"{run.label} at {_latency_name(run.latency)}"
+            + (f" ({run.workload})" if len(workloads) > 1 else "")
+            for run in failed))  # fmt: skip
     else:
         print("content: every run ends in the generated content")
     return 1 if failed else 0

@@ -21,8 +21,8 @@ def bench() -> Iterator[ModuleType]:
 def test_quick_run_reports_every_configuration(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--quick", "--transactions", "300", "--commit-latency", "0.0002", "--dir",
-            str(tmp_path)]  # fmt: skip
+    argv = ["--quick", "--transactions", "300", "--commit-latency", "0.0002", "--appliers",
+            "serial,csa", "--workloads", "uniform", "--dir", str(tmp_path)]  # fmt: skip
     assert bench.main(argv) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert "machine: nproc=" in out
@@ -40,6 +40,7 @@ def test_quick_run_reports_every_configuration(
     assert "CSA with 4 workers vs serial, commit latency 0.2 ms/flush: " in out
     assert "content: every run ends in the generated content" in out
     assert "ERROR" not in out
+    assert "mta" not in out and "workload skewed" not in out
 
     # Second run, one configuration: the backlog comes from the cache directory.
     argv += ["--workers", "2"]
@@ -53,7 +54,8 @@ def test_quick_run_reports_every_configuration(
 def test_wrong_content_fails(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--quick", "--transactions", "100", "--workers", "1", "--dir", str(tmp_path)]
+    argv = ["--quick", "--transactions", "100", "--workers", "1", "--appliers", "csa",
+            "--workloads", "uniform", "--dir", str(tmp_path)]  # fmt: skip
     assert bench.main(argv) == 0
     capsys.readouterr()
     (directory,) = tmp_path.iterdir()
@@ -76,6 +78,49 @@ def test_wrong_content_fails(
     assert "content: 6 run(s) FAILED: serial at 0 (pure CPU)" in out
 
 
+def _figures(row: str) -> list[float]:
+    """The numbers of a markdown row's cells after the label (``6,408 (1.00)`` gives two)."""
+    cells = [cell for cell in row.strip().strip("|").split("|")[1:] if cell.strip() != "—"]
+    return [float(part.strip("()").replace(",", "")) for cell in cells for part in cell.split()]
+
+
+def test_comparison_of_serial_mta_and_csa_on_two_workloads(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--transactions", "300", "--workers", "1,2", "--commit-latency", "0.0002",
+            "--appliers", "serial,mta,csa", "--workloads", "uniform,skewed", "--dir",
+            str(tmp_path)]  # fmt: skip
+    assert bench.main(argv) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "mta DATABASE: not run" in out
+    assert "\nworkload uniform\n" in out and "\nworkload skewed\n" in out
+    assert "large_share=0.02, large_size=100" in out
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "applier-writeset-300", "applier-writeset-300-skewed100"}  # fmt: skip
+    latencies = ("0 (pure CPU)", "0.2 ms/flush")
+    labels = ["serial"] + [
+        f"{kind} workers {workers} commit order {order}"
+        for kind in ("mta logical_clock", "csa")
+        for order in ("on", "off")
+        for workers in (1, 2)
+    ]
+    for workload in ("uniform", "skewed"):
+        assert f"summary (markdown), workload {workload}\n" in out
+    assert out.count(" trx/s ") == 2 * 2 * len(labels)
+    head = "| applier | " + " | ".join(
+        f"{workload}, {latency}" for workload in ("uniform", "skewed") for latency in latencies
+    )
+    table = out.split("comparison (markdown): ", 1)[1]
+    assert head + " |\n" in table
+    rows = {line.split(" | ")[0][2:]: line for line in table.splitlines() if line.startswith("| ")}
+    for label in labels:
+        figures = _figures(rows[label])
+        assert len(figures) == 8 and all(f > 0 for f in figures), rows[label]
+    assert _figures(rows["serial"])[1::2] == [1.0] * 4
+    assert "FAILED" not in out and "ERROR" not in out
+    assert "content: every run ends in the generated content" in out
+
+
 def test_dependency_data_parallelism(bench: ModuleType) -> None:
     from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
 
@@ -87,7 +132,13 @@ def test_dependency_data_parallelism(bench: ModuleType) -> None:
 
 
 def test_bad_arguments_are_rejected(bench: ModuleType) -> None:
-    for argv in (["--transactions", "0"], ["--workers", "0"], ["--commit-latency", "0"]):
+    for argv in (
+        ["--transactions", "0"],
+        ["--workers", "0"],
+        ["--commit-latency", "0"],
+        ["--appliers", "serial,foo"],
+        ["--workloads", "hot"],
+    ):
         with pytest.raises(SystemExit) as excinfo:
             bench.main(argv)
         assert excinfo.value.code == 2
