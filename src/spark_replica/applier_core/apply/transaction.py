@@ -10,6 +10,7 @@ rows events become row changes, a DDL Query event runs as DDL, and the transacti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from spark_replica.applier_core.apply.errors import SourcePosition, worker_error
 from spark_replica.applier_core.binlog.constants import EventType
@@ -52,6 +53,15 @@ class ApplyError(Exception):
         return worker_error(worker_id, gtid, where, self.detail)
 
 
+class EventSource(Protocol):
+    """A transaction's events as they are read (``FetchableTransaction`` is one)."""
+
+    def next_event(self, timeout: float | None = None) -> Event | None:
+        """The next event; None when there are no more; TimeoutError when none came in
+        ``timeout`` seconds (the transaction is still being read)."""
+        ...
+
+
 @dataclass(slots=True)
 class TransactionApplier:
     """Applies one transaction's events to ``session``, which the caller has begun.
@@ -64,6 +74,32 @@ class TransactionApplier:
     gtid: str
     source_log: str
     ended: bool = False
+
+    def apply_all(self, events: EventSource, wait: float) -> int | None:
+        """Apply ``events`` up to the transaction's end, then prepare the session; the number
+        of events applied, or None when the events ran out first (the transaction was cut off
+        or cannot be read: the caller rolls back). ``wait``: seconds between checks while
+        the events are still being read.
+
+        Raises:
+            ApplyError: an event or the prepare failed.
+        """
+        count = 0
+        while True:
+            try:
+                event = events.next_event(wait)
+            except TimeoutError:
+                continue
+            if event is None:
+                return None
+            count += 1
+            if self.apply(event):
+                break
+        try:
+            self.session.prepare()
+        except EngineError as exc:
+            raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
+        return count
 
     def apply(self, event: Event) -> bool:
         type_code = event.header.type_code

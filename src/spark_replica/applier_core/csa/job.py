@@ -260,23 +260,10 @@ class Job:
             session = self._session = self.env.sessions.acquire()
         session.begin(self.ref)
         applier = TransactionApplier(session, self.trx.gtid_text, self._source_log)
-        counters = self.env.statistics.workers[worker - 1]
-        events = 0
-        while True:
-            try:
-                event = self.trx.next_event(EVENT_WAIT)
-            except TimeoutError:
-                continue
-            if event is None:
-                return self._ended_early()
-            events += 1
-            if applier.apply(event):
-                break
-        try:
-            session.prepare()
-        except EngineError as exc:
-            raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
-        counters["events_applied"] += events
+        events = applier.apply_all(self.trx, EVENT_WAIT)
+        if events is None:
+            return self._ended_early()
+        self.env.statistics.workers[worker - 1]["events_applied"] += events
         return True
 
     def _wait_for_head(self) -> bool:

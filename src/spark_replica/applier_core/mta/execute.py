@@ -151,20 +151,9 @@ class TransactionRunner:
         trx, session = work.trx, self.session
         session.begin(TransactionRef(trx.gtid_text, work.ticket))
         applier = TransactionApplier(session, trx.gtid_text, trx.start.file)
-        while True:
-            try:
-                event = trx.next_event(EVENT_WAIT)
-            except TimeoutError:
-                continue
-            if event is None:
-                session.rollback()
-                return self._ended_early(work)
-            if applier.apply(event):
-                break
-        try:
-            session.prepare()
-        except EngineError as exc:
-            raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
+        if applier.apply_all(trx, EVENT_WAIT) is None:
+            session.rollback()
+            return self._ended_early(work)
         return True
 
     def _ended_early(self, work: Assignment) -> bool:
