@@ -80,8 +80,50 @@ def generate(spec: WorkloadSpec, directory: Path) -> tuple[list[GeneratedTransac
     return transactions, content, files
 
 
+class ChannelRun:
+    """What the appliers' harnesses share: the channel's exits, waiting for GTIDs, the one
+    stop path, and the content the applier left in the engine."""
+
+    engine: InMemoryEngine
+    executed: ExecutedGtids
+    relay_logs: RelayLogs
+    exits: list[ErrorInfo | None]
+    exited: threading.Event
+    handle: RunningThreads | None
+
+    def _on_exit(self, error: ErrorInfo | None) -> None:
+        self.exits.append(error)
+        self.exited.set()
+
+    def start(self) -> object:
+        raise NotImplementedError  # each applier's harness starts its own component
+
+    def wait_for(self, gtids: str) -> bool:
+        return self.executed.wait_for(GtidSet.parse(gtids), WAIT)
+
+    def run_until_applied(self, gtids: str) -> None:
+        """START, wait until ``gtids`` are executed, STOP: the run must end without error."""
+        self.start()
+        assert self.wait_for(gtids)
+        self.stop()
+        assert self.exits == []
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.stop()
+            self.handle = None
+
+    def close(self) -> None:
+        self.stop()
+        self.relay_logs.close_all()
+
+    def content(self) -> Content:
+        """Every table's committed rows, sorted by key, by ``db.table``."""
+        return engine_content(self.engine)
+
+
 @dataclass
-class Replica:
+class Replica(ChannelRun):
     """One channel's applier on an in-memory engine."""
 
     data_dir: Path
@@ -128,26 +170,6 @@ class Replica:
         )
         self.exited.clear()
         self.handle = self.applier.start_applier(context)
-
-    def _on_exit(self, error: ErrorInfo | None) -> None:
-        self.exits.append(error)
-        self.exited.set()
-
-    def wait_for(self, gtids: str) -> bool:
-        return self.executed.wait_for(GtidSet.parse(gtids), WAIT)
-
-    def stop(self) -> None:
-        if self.handle is not None:
-            self.handle.stop()
-            self.handle = None
-
-    def close(self) -> None:
-        self.stop()
-        self.relay_logs.close_all()
-
-    def content(self) -> Content:
-        """Every table's committed rows, sorted by key, by ``db.table``."""
-        return engine_content(self.engine)
 
     def rows(self, schema: str, table: str) -> list[tuple[object, ...]]:
         return sorted(self.engine.rows(TableRef(schema, table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]

@@ -26,10 +26,7 @@ def _apply_all(tmp_path: Path, spec: WorkloadSpec, **options: Any) -> None:
     for name, value in variables.items():
         replica.settings.set_internal(name, value)
     try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         assert replica.content() == content
     finally:
         replica.close()

@@ -35,10 +35,7 @@ def _apply_all(
     if retries is not None:
         replica.settings.set_internal("replica_transaction_retries", retries)
     try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         for name in keyless:
             schema, table = name.split(".")
             assert replica.engine.definition(TableRef(schema, table)).primary_key == ()

@@ -17,13 +17,12 @@ from spark_replica.applier_core.channels.config import (
 )
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
-from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.mta import MtaApplier, MtaChannel
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession
 from tests.unit.csa_apply.faults import RecordingEngine, RecordingSession
-from tests.unit.csa_apply.harness import CHANNEL, WAIT, Content, engine_content
+from tests.unit.csa_apply.harness import CHANNEL, ChannelRun
 
 #: The replica's server id: not the generator's (1), so the source's Format_description
 #: events restart the logical clock as a real source's do.
@@ -31,7 +30,7 @@ REPLICA_SERVER_ID = 2
 
 
 @dataclass
-class MtaReplica:
+class MtaReplica(ChannelRun):
     """One channel's legacy applier on an in-memory engine."""
 
     data_dir: Path
@@ -72,25 +71,6 @@ class MtaReplica:
         assert isinstance(handle, MtaChannel)
         self.handle = handle
         return handle
-
-    def _on_exit(self, error: ErrorInfo | None) -> None:
-        self.exits.append(error)
-        self.exited.set()
-
-    def wait_for(self, gtids: str) -> bool:
-        return self.executed.wait_for(GtidSet.parse(gtids), WAIT)
-
-    def stop(self) -> None:
-        if self.handle is not None:
-            self.handle.stop()
-            self.handle = None
-
-    def close(self) -> None:
-        self.stop()
-        self.relay_logs.close_all()
-
-    def content(self) -> Content:
-        return engine_content(self.engine)
 
 
 def channel_threads(channel: str = CHANNEL) -> list[str]:

@@ -217,10 +217,7 @@ def _apply(replica: MtaReplica, stream: Stream, content: Content) -> None:
     count_a = sum(1 for gtid, _ in stream if gtid.startswith(UUID_A))
     count_b = len(stream) - count_a
     try:
-        replica.start()
-        assert replica.wait_for(f"{UUID_A}:1-{count_a},{UUID_B}:1-{count_b}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{UUID_A}:1-{count_a},{UUID_B}:1-{count_b}")
         assert replica.content() == content
         assert channel_threads() == []
     finally:

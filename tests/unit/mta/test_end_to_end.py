@@ -29,10 +29,7 @@ def test_generated_workload_ends_in_the_expected_content(
     copy_into_relay_log(files, tmp_path / "data")
     replica = MtaReplica(tmp_path / "data", workers=workers, commit_order=commit_order)
     try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         assert replica.content() == content
         assert channel_threads() == []
     finally:
@@ -49,10 +46,7 @@ def test_restart_applies_only_what_is_missing(tmp_path: Path) -> None:
     replica = MtaReplica(tmp_path / "data", workers=4)
     try:
         for _ in range(2):
-            replica.start()
-            assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-            replica.stop()
-            assert replica.exits == []
+            replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
             assert replica.content() == content
     finally:
         replica.close()

@@ -34,10 +34,7 @@ def _run(tmp_path: Path, spec: WorkloadSpec, *, commit_order: bool, server_id: i
     replica = MtaReplica(tmp_path / "data", workers=4, commit_order=commit_order,
                          engine=engine, server_id=server_id)  # fmt: skip
     try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         assert replica.content() == content
     finally:
         replica.close()

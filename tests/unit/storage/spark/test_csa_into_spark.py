@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
-from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, engine_content, generate
@@ -35,10 +34,7 @@ def test_a_generated_workload_lands_in_spark(
     engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=4)
     replica = Replica(tmp_path / "data", workers=4, commit_order=commit_order, engine=engine)
     try:
-        replica.start()
-        assert replica.wait_for(f"{spec.server_uuid}:1-{len(transactions)}")
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         assert replica.content() == content
         engine.flush()
         # Every relay log file but the active one is purged once durable.
@@ -71,12 +67,7 @@ def test_the_legacy_applier_lands_in_spark_too(spark: Any, tmp_path: Path, worke
     engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=4)
     replica = MtaReplica(tmp_path / "data", workers=workers, engine=engine)
     try:
-        replica.start()
-        assert replica.executed.wait_for(
-            GtidSet.parse(f"{spec.server_uuid}:1-{len(transactions)}"), 60
-        )
-        replica.stop()
-        assert replica.exits == []
+        replica.run_until_applied(f"{spec.server_uuid}:1-{len(transactions)}")
         assert engine_content(engine) == content
         engine.flush()
         assert replica.relay_logs.get(replica.channel).index.names() == [files[-1].name]
