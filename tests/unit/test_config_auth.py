@@ -40,6 +40,10 @@ def test_flags_beat_environment_beat_file(tmp_path: Path) -> None:
         ('[[users]]\nname = "u"\nrole = "god"', "role must be one of admin, read_only"),
         ('[[users]]\nname = "root"', "root is configured with SPARK_REPLICA_ROOT_PASSWORD"),
         ("port = ", "cannot read configuration file"),
+        ('engine = "innodb"', "engine must be one of spark, memory"),
+        ('[spark]\nflush_interval = "soon"', "invalid spark setting"),
+        ('spark = "local"', "spark must be a table"),
+        ('[spark]\noptions = "x"', "spark.options must be a table"),
     ],
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
@@ -73,3 +77,39 @@ def test_native_hash_is_mysql_format() -> None:
     # SELECT PASSWORD('secret') on MySQL 5.7 gives this value.
     assert native_hash("secret") == "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
     assert native_hash("") == ""
+
+
+def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -> None:
+    """Issue 5 item 10: spark.master, the warehouse and Spark options come from the
+    configuration; local[2] and <data_dir>/warehouse by default."""
+    default = load_config(environ={}, data_dir=str(tmp_path))
+    assert default.engine == "spark"
+    assert default.spark.session_options() == {"spark.master": "local[2]"}
+    assert default.warehouse == str(tmp_path.resolve() / "warehouse")
+    config_file = tmp_path / "replica.toml"
+    config_file.write_text(
+        'engine = "memory"\n'
+        "[spark]\n"
+        'master = "spark://10.0.0.9:7077"\n'
+        'warehouse = "hdfs://nn/replica"\n'
+        "flush_interval = 0.25\nflush_rows = 1000\ncompact_after = 4\nmax_queries = 2\n"
+        "[spark.options]\n"
+        '"spark.executor.memory" = "2g"\n'
+    )
+    from_file = load_config(config_file=str(config_file), environ={})
+    assert from_file.engine == "memory"
+    assert from_file.warehouse == "hdfs://nn/replica"
+    assert (from_file.spark.flush_interval, from_file.spark.flush_rows) == (0.25, 1000)
+    assert (from_file.spark.compact_after, from_file.spark.max_queries) == (4, 2)
+    assert from_file.spark.session_options() == {
+        "spark.master": "spark://10.0.0.9:7077",
+        "spark.executor.memory": "2g",
+    }
+    overridden = load_config(
+        config_file=str(config_file),
+        engine="spark",
+        spark_master="yarn",
+        environ={"SPARK_REPLICA_WAREHOUSE": "s3a://bucket/replica"},
+    )
+    assert (overridden.engine, overridden.spark.master) == ("spark", "yarn")
+    assert overridden.warehouse == "s3a://bucket/replica"

@@ -29,7 +29,12 @@ from typing import Any
 
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage.ddl import AlterTable, DdlOperation, RenameTable
+from spark_replica.applier_core.storage.ddl import (
+    AlterTable,
+    DdlOperation,
+    RenameTable,
+    no_such_table,
+)
 from spark_replica.applier_core.storage.group_commit import EngineStats
 from spark_replica.applier_core.storage.interface import ExecMode, Row, TableRef, TransactionRef
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
@@ -227,8 +232,6 @@ class SparkEngine(InMemoryEngine):
         """Spark SQL for ``ref``'s content at the last recorded batch."""
         table = self._state.tables.get(ref)
         if table is None:
-            from spark_replica.applier_core.storage.ddl import no_such_table
-
             raise no_such_table(ref)
         return merged_sql(self.root, table)
 

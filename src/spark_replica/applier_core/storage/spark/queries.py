@@ -49,6 +49,9 @@ _RESULT_TYPES = {
 }
 _JSON_TYPES = ("array", "map", "struct", "variant")
 
+#: Turns a value Spark returns into the one the client gets (None: as it is).
+Converter = Callable[[Any], object] | None
+
 
 @dataclass(frozen=True, slots=True)
 class ResultField:
@@ -174,9 +177,6 @@ class SparkQueries:
         with self._lock:
             self._cancelled.add(tag)
         self._spark.sparkContext.cancelJobGroup(tag)
-
-
-Converter = Callable[[Any], object] | None
 
 
 def query_error(error: Exception) -> EngineError:

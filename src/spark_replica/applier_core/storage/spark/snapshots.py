@@ -15,7 +15,7 @@ from typing import Any
 
 from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.spark.layout import merged_sql
-from spark_replica.applier_core.storage.spark.state import DurableState
+from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
 
 class Snapshot:
@@ -76,7 +76,7 @@ class SnapshotRegistry:
                 return self._pins[(table_id, generation)] > 0
             return any(pin[0] == table_id for pin in self._pins)
 
-    def _view(self, table: Any) -> str:
+    def _view(self, table: StoredTable) -> str:
         version = table.version
         with self._lock:
             found = self._views.get(version)
