@@ -407,7 +407,7 @@ def _from_binary(old: SqlType, new: SqlType) -> Callable[[object], object] | Non
 
 
 def _from_members(old: SqlType, new: SqlType) -> Callable[[object], object] | None:
-    names = _member_names(old)
+    names = member_names(old)
     if new.kind is old.kind:
         return _enum_to_enum(old, new) if old.kind is Kind.ENUM else _set_to_set(old, new)
     to_text = _text_store(new)
@@ -696,7 +696,7 @@ def _binary_store(target: SqlType) -> Callable[[object], object] | None:
 # -- ENUM and SET ------------------------------------------------------------------------------
 
 
-def _member_names(old: SqlType) -> Callable[[object], str]:
+def member_names(old: SqlType) -> Callable[[object], str]:
     """ENUM/SET value → its text (the decoder gives indexes/bitmaps without member names)."""
 
     def names(value: object) -> str:
@@ -720,7 +720,7 @@ def _lookup(members: tuple[str, ...]) -> dict[str, int]:
 
 
 def _enum_to_enum(old: SqlType, new: SqlType) -> Callable[[object], object]:
-    names, index = _member_names(old), _lookup(new.members)
+    names, index = member_names(old), _lookup(new.members)
 
     def convert(value: object) -> object:
         name = names(value)
@@ -735,7 +735,7 @@ def _enum_to_enum(old: SqlType, new: SqlType) -> Callable[[object], object]:
 
 
 def _set_to_set(old: SqlType, new: SqlType) -> Callable[[object], object]:
-    names, index = _member_names(old), _lookup(new.members)
+    names, index = member_names(old), _lookup(new.members)
 
     def convert(value: object) -> object:
         bitmap = _set_bitmap(names(value), index)
