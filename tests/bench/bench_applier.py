@@ -17,7 +17,7 @@ Then, on the in-memory engine, in one run:
 
 * the legacy multi-threaded applier (``MtaApplier``, ``replica_parallel_type=LOGICAL_CLOCK``)
   the same way, for each worker count, commit order ON and OFF. DATABASE is not run: the
-  MTA coordinator does not implement ``replica_parallel_type=DATABASE`` yet.
+  generated streams hold one database, where DATABASE runs one worker at a time.
 
 All of this on two workloads (``--workloads``): ``uniform`` (the backlog above) and ``skewed``
 (the same, with one transaction in 50 a long one of 100 row inserts: ``WorkloadSpec``'s
@@ -122,8 +122,8 @@ APPLIERS = ("serial", "mta", "csa")
 MTA_SERVER_ID = 2
 #: Why the MTA's DATABASE parallelism is not in the comparison.
 DATABASE_NOTE = (
-    "mta DATABASE: not run (the MTA coordinator does not implement "
-    "replica_parallel_type=DATABASE yet; only LOGICAL_CLOCK is compared)"
+    "mta DATABASE: not run (the generated streams hold one database, where DATABASE runs "
+    "one worker at a time; only LOGICAL_CLOCK is compared)"
 )
 #: How often a CSA run looks whether its channel stopped while it waits for the last GTID.
 POLL = 0.5
