@@ -8,6 +8,10 @@ followers wait forever. ``fail(error)`` ends the gate: every waiter, now and lat
 ``error`` (the followers of a transaction that failed roll back, WL#7846 W8);
 ``fail(error, from_ticket=t)`` ends it for ``t`` and its followers only (a transaction given
 up at a stop: those before it still commit, none after it does).
+
+A later transaction waiting for its turn may hold a row lock an earlier one needs: neither can
+go on (WL#7846 DL.1). ``report_deadlock(t)`` makes ``t``'s wait (now, or its next one) raise
+``CommitOrderDeadlock``, so that it rolls back, releasing its locks, and applies again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,11 @@ class CommitOrderFailed(Exception):
         self.cause = cause
 
 
+class CommitOrderDeadlock(Exception):
+    """Raised by ``wait_turn`` for a ticket whose transaction holds a lock an earlier one
+    needs: roll back and apply again (WL#7846 DL.1, ER_LOCK_DEADLOCK)."""
+
+
 class CommitOrderGate:
     """Lets transactions commit in ticket order. Thread-safe."""
 
@@ -34,6 +43,7 @@ class CommitOrderGate:
         self._done_ahead: set[int] = set()
         self._failure: BaseException | None = None
         self._failed_from: int | None = None  # tickets from here on get _failure
+        self._deadlocked: set[int] = set()  # tickets told to give their locks up
         self.waits = 0
         """How many ``wait_turn`` calls had to wait for a predecessor."""
 
@@ -48,16 +58,25 @@ class CommitOrderGate:
 
         Raises:
             CommitOrderFailed: the gate failed (before or while waiting).
+            CommitOrderDeadlock: an earlier ticket needs a lock this one holds (it is not
+                raised once the turn has come: the earlier ones have ended).
         """
+        deadlocked = self._deadlocked
         with self._turn:
             if not self._failed(ticket) and ticket > self._next:
                 self.waits += 1
             ready = self._turn.wait_for(
-                lambda: self._failed(ticket) or ticket <= self._next, timeout
+                lambda: self._failed(ticket) or ticket <= self._next or ticket in deadlocked,
+                timeout,
             )
             if self._failed(ticket):
                 assert self._failure is not None
                 raise CommitOrderFailed(self._failure)
+            if ticket in deadlocked:
+                deadlocked.discard(ticket)
+                if ticket > self._next:
+                    raise CommitOrderDeadlock(f"ticket {ticket} holds a lock an earlier one needs")
+                ready = True
             return ready
 
     def _failed(self, ticket: int) -> bool:
@@ -76,6 +95,19 @@ class CommitOrderGate:
                 advanced = True
             if advanced:
                 self._turn.notify_all()
+
+    def report_deadlock(self, ticket: int) -> None:
+        """An earlier ticket waits for a lock ``ticket``'s transaction holds: its wait for the
+        turn, now or next, raises ``CommitOrderDeadlock``."""
+        with self._turn:
+            if ticket > self._next and not self._failed(ticket):
+                self._deadlocked.add(ticket)
+                self._turn.notify_all()
+
+    def clear_deadlock(self, ticket: int) -> None:
+        """``ticket``'s transaction rolled back: it holds no lock any more."""
+        with self._turn:
+            self._deadlocked.discard(ticket)
 
     def fail(self, error: BaseException, *, from_ticket: int | None = None) -> None:
         """End the gate for ``from_ticket`` and every later ticket (None: for all): their

@@ -121,6 +121,9 @@ class ChannelRun:
         """Every table's committed rows, sorted by key, by ``db.table``."""
         return engine_content(self.engine)
 
+    def rows(self, schema: str, table: str) -> list[tuple[object, ...]]:
+        return sorted(self.engine.rows(TableRef(schema, table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+
 
 @dataclass
 class Replica(ChannelRun):
@@ -170,6 +173,3 @@ class Replica(ChannelRun):
         )
         self.exited.clear()
         self.handle = self.applier.start_applier(context)
-
-    def rows(self, schema: str, table: str) -> list[tuple[object, ...]]:
-        return sorted(self.engine.rows(TableRef(schema, table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]

@@ -20,7 +20,7 @@ class CsaApplier:
     def __init__(self, engine: StorageEngine) -> None:
         self.engine = engine
         self.router = ConflictRouter()
-        engine.locks.on_wait = self.router.on_wait
+        engine.locks.add_wait_hook(self.router.on_wait)
 
     def start_applier(self, context: ThreadContext) -> RunningThreads:
         settings = context.settings

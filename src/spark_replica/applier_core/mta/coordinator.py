@@ -45,10 +45,12 @@ from spark_replica.applier_core.csa import (
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.clock import Stamp
+from spark_replica.applier_core.mta.conflicts import OrderConflicts
 from spark_replica.applier_core.mta.databases import scan
 from spark_replica.applier_core.mta.execute import Assignment, Execution, TransactionRunner
 from spark_replica.applier_core.mta.failure import FailureSlot, WorkerFailed
 from spark_replica.applier_core.mta.partitions import PartitionAdmission
+from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL
 from spark_replica.applier_core.storage import StorageEngine
@@ -87,14 +89,20 @@ class MtaChannel:
         self._next_ticket = 0
         self._next_worker = 0
         gate = CommitOrderGate() if self.commit_order and self.worker_count > 0 else None
+        self.conflicts = None if gate is None else OrderConflicts(gate, engine)
+        self.status = MtaStatus(
+            context.status, self.worker_count, context.status.snapshot().sql_thread_id
+        )
         self.execution = Execution(
             channel=self.name,
             executed=context.executed,
             admission=self.admission,
             retries=settings.get_int("replica_transaction_retries"),
             failed=self.failures.is_set,
+            status=self.status,
             gate=gate,
             partitions=self.partitions,
+            conflicts=self.conflicts,
         )
         self.relay_log = context.relay_logs.get(self.name)
         self.relay_log.tracker.reset_failures()  # files a failed run left are applied now
@@ -158,6 +166,8 @@ class MtaChannel:
             if self._started or self._stop.is_set():
                 return
             self._started = True
+            if self.conflicts is not None:
+                self.engine.locks.add_wait_hook(self.conflicts.on_wait)
             for worker in self.workers:
                 worker.start()
             self.provider.start()
@@ -237,12 +247,14 @@ class MtaChannel:
         if self._inline is not None:
             self._inline.run(work)  # raises WorkerFailed
             return
+        self.status.processing(work.trx)
         if worker is None:
             worker = self._choose()
         while not worker.queue.put(work, PUT_WAIT):
             if self.failures.is_set() or self._stop.is_set():
                 worker.runner.give_up(work)
                 return
+        self.status.processed()
 
     def _choose(self) -> Worker:
         """An idle worker, looking round-robin from the one after the last chosen; else the
@@ -284,4 +296,7 @@ class MtaChannel:
             worker.close()
         for worker in self.workers:
             worker.join()
+        if self.conflicts is not None:
+            self.engine.locks.remove_wait_hook(self.conflicts.on_wait)
+        self.status.stopped()
         self.context.executed.publish()

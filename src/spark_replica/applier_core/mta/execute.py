@@ -23,15 +23,23 @@ from dataclasses import dataclass
 
 from spark_replica.applier_core.apply.errors import SourcePosition
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
-from spark_replica.applier_core.commit_order import CommitOrderFailed, CommitOrderGate
+from spark_replica.applier_core.channels.status import NO_TRANSACTION
+from spark_replica.applier_core.commit_order import (
+    CommitOrderDeadlock,
+    CommitOrderFailed,
+    CommitOrderGate,
+)
 from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
-from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.clock import Stamp
+from spark_replica.applier_core.mta.conflicts import OrderConflicts
 from spark_replica.applier_core.mta.failure import WorkerFailed, transaction_failed
 from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
+from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
+from spark_replica.applier_core.storage.locks import deadlock_error
 
 EVENT_WAIT = 0.5
 """Seconds between checks while a streamed transaction's next event is not read yet (a stop
@@ -68,10 +76,14 @@ class Execution:
     retries: int
     #: The channel has failed: retry nothing more (the work is given up).
     failed: Callable[[], bool]
+    #: The channel's status rows.
+    status: MtaStatus
     #: Orders the commits (replica_preserve_commit_order=ON with workers), else None.
     gate: CommitOrderGate | None = None
     #: The database partitions (replica_parallel_type=DATABASE with workers), else None.
     partitions: PartitionAdmission | None = None
+    #: Finds commit-order deadlocks (with ``gate``), else None.
+    conflicts: OrderConflicts | None = None
 
 
 class TransactionRunner:
@@ -84,6 +96,7 @@ class TransactionRunner:
         self.execution = execution
         self.session = session
         self.worker = worker
+        self._info = NO_TRANSACTION  # the APPLYING_TRANSACTION values of the current run
 
     def __repr__(self) -> str:
         return f"<TransactionRunner worker={self.worker} {self.session.state.value}>"
@@ -95,6 +108,7 @@ class TransactionRunner:
             WorkerFailed: it cannot be applied; it is rolled back and settled.
         """
         outcome = Outcome.GIVEN_UP
+        self._info = self.execution.status.applying(self.worker, work.trx)
         try:
             outcome = self._execute(work)
         finally:
@@ -108,48 +122,77 @@ class TransactionRunner:
     # -- applying ------------------------------------------------------------------------------
 
     def _execute(self, work: Assignment) -> Outcome:
-        if not self._apply(work):
-            return Outcome.TRUNCATED
         gate = self.execution.gate
-        if gate is not None:
+        while True:
+            if not self._apply(work):
+                return Outcome.TRUNCATED
+            if gate is None:
+                self._commit(work, durable=True)
+                return Outcome.COMMITTED
             try:
                 gate.wait_turn(work.ticket)
+                break
+            except CommitOrderDeadlock:  # an earlier one needs a lock of this one (DL.1)
+                deadlock = deadlock_error()
+                self._retry(work, ApplyError(deadlock.code, str(deadlock), transient=True))
             except CommitOrderFailed:  # an earlier transaction failed: roll back (W8)
                 self.session.rollback()
+                self._stopped_by_previous(work)
                 return Outcome.GIVEN_UP
+        # Commit in turn without waiting for the flush, let the next one commit, then wait
+        # for durability: commits that follow each other share a flush (WL7846.GC.1).
         try:
-            self.session.commit()
+            self._commit(work, durable=False)
+        finally:
+            gate.finished(work.ticket)
+        self.session.wait_durable()
+        return Outcome.COMMITTED
+
+    def _commit(self, work: Assignment, *, durable: bool) -> None:
+        try:
+            self.session.commit(durable=durable)
         except EngineError as exc:
             self.session.rollback()
             raise self._failure(work, ApplyError(exc.code, str(exc))) from exc
         gtid = work.trx.gtid
         if not gtid.anonymous:
             self.execution.executed.add(gtid.uuid, gtid.tag, gtid.gno)
-        return Outcome.COMMITTED
+        self.execution.status.applied(self.worker, self._info)
 
     def _apply(self, work: Assignment) -> bool:
         """Apply and prepare, retrying transient errors; False when the transaction was cut
         off. Raises ``WorkerFailed``."""
-        attempts = 0
         while True:
             try:
                 return self._apply_once(work)
             except ApplyError as error:
-                self.session.rollback()
-                retry = (
-                    error.transient
-                    and attempts < self.execution.retries
-                    and not self.execution.failed()
-                    and work.trx.state in (TransactionState.OPEN, TransactionState.COMPLETE)
-                )
-                if not retry:
-                    raise self._failure(work, error) from error
-                attempts += 1
-                work.trx.rewind()
+                self._retry(work, error)
+
+    def _retry(self, work: Assignment, error: ApplyError) -> None:
+        """Roll back after ``error`` and rewind for another attempt, or raise ``WorkerFailed``
+        when ``error`` is not transient or the retries are used up."""
+        self.session.rollback()
+        gate = self.execution.gate
+        if gate is not None:
+            gate.clear_deadlock(work.ticket)  # the rollback released every lock
+        retry = (
+            error.transient
+            and self._info.retries < self.execution.retries
+            and not self.execution.failed()
+            and work.trx.state in (TransactionState.OPEN, TransactionState.COMPLETE)
+        )
+        if not retry:
+            raise self._failure(work, error) from error
+        self._info = self.execution.status.retried(self.worker, self._info, error.code,
+                                                   error.detail)  # fmt: skip
+        work.trx.rewind()
 
     def _apply_once(self, work: Assignment) -> bool:
         trx, session = work.trx, self.session
-        session.begin(TransactionRef(trx.gtid_text, work.ticket))
+        ref = TransactionRef(trx.gtid_text, work.ticket)
+        session.begin(ref)
+        if self.execution.conflicts is not None:
+            self.execution.conflicts.register(ref, work.ticket)
         applier = TransactionApplier(session, trx.gtid_text, trx.start.file)
         if applier.apply_all(trx, EVENT_WAIT) is None:
             session.rollback()
@@ -164,6 +207,7 @@ class TransactionRunner:
         error = trx.error
         assert error is not None
         self._fail_followers(work, error)
+        self.execution.status.failed(self.worker, error.code, error.message)
         raise WorkerFailed(error.code, error.message, error.message)
 
     # -- failing and settling ------------------------------------------------------------------
@@ -176,7 +220,19 @@ class TransactionRunner:
             self.execution.channel, self.worker, trx.gtid_text, where, error.detail
         )
         code = error.code or ErrorCode.UNKNOWN_ERROR
+        self.execution.status.failed(self.worker, code, worker_message)
         return WorkerFailed(code, worker_message, channel_message)
+
+    def _stopped_by_previous(self, work: Assignment) -> None:
+        """Rolled back at its turn because an earlier transaction failed (WL#7846 W8): the
+        worker's row shows ER_REPLICA_WORKER_STOPPED_PREVIOUS_THD_ERROR (3030)."""
+        trx = work.trx
+        where = SourcePosition(trx.start.file, trx.gtid.header.log_pos)
+        code = ErrorCode.REPLICA_WORKER_STOPPED_PREVIOUS_THD_ERROR
+        detail = ReplicaError.from_code(code).message
+        message, _ = transaction_failed(self.execution.channel, self.worker, trx.gtid_text,
+                                        where, detail)  # fmt: skip
+        self.execution.status.failed(self.worker, code, message)
 
     def _fail_followers(self, work: Assignment, error: BaseException) -> None:
         """Under commit order: let every earlier transaction commit first, then make the
@@ -184,15 +240,22 @@ class TransactionRunner:
         gate = self.execution.gate
         if gate is None:
             return
-        try:
-            gate.wait_turn(work.ticket)
-        except CommitOrderFailed:
-            pass  # an earlier one failed first
+        while True:
+            try:
+                gate.wait_turn(work.ticket)
+            except CommitOrderDeadlock:
+                continue  # it holds no lock any more: rolled back already
+            except CommitOrderFailed:
+                pass  # an earlier one failed first
+            break
         gate.fail(error, from_ticket=work.ticket)
 
     def _settle(self, work: Assignment, outcome: Outcome) -> None:
         if outcome is not Outcome.COMMITTED:
             self.session.rollback()
+            self.execution.status.abandoned(self.worker)
+        if self.execution.conflicts is not None:
+            self.execution.conflicts.unregister(TransactionRef(work.trx.gtid_text, work.ticket))
         if self.execution.gate is not None:
             self.execution.gate.finished(work.ticket)
         partitions = self.execution.partitions

@@ -13,7 +13,8 @@ straight to the first waiter, so a newcomer never overtakes a waiter.
 * ``on_wait(waiter, holder)`` is called when a wait starts, and again whenever the lock
   passes to another holder while the waiter still waits: the applier's conflict manager uses
   it to find a later transaction holding a lock an earlier one needs (WL#7846 DL.1, WL#10500
-  TCM.3), and asks for that transaction's rollback with ``abort``.
+  TCM.3), and asks for that transaction's rollback with ``abort``. Both appliers of an engine
+  listen: ``add_wait_hook`` adds a listener, and ``on_wait`` calls them all.
 * ``abort(owner, error)`` fails the owner's current wait with ``error``; an owner that holds
   locks but is not waiting gets ``error`` from its next ``acquire`` (or ``check_abort``, which
   the engines call in ``prepare``). ``release_all`` forgets an abort not yet delivered.
@@ -101,6 +102,7 @@ class LockManager(Generic[OwnerT]):
         #: the lock passes to another holder during the wait. An exception it raises ends the
         #: wait and propagates from ``acquire``.
         self.on_wait = on_wait
+        self._hooks: tuple[Callable[[OwnerT, OwnerT], None], ...] = ()
         # _mutex guards every attribute below and every _Waiter's fields; each waiter's
         # Condition is built on it.
         self._mutex = threading.Lock()
@@ -175,6 +177,26 @@ class LockManager(Generic[OwnerT]):
                         behind.cond.notify()
 
     # -- conflicts ----------------------------------------------------------------------------
+
+    def add_wait_hook(self, hook: Callable[[OwnerT, OwnerT], None]) -> None:
+        """Make ``on_wait`` call ``hook`` too (after the hooks added before it); the hook
+        ignores the owners it does not know."""
+        with self._mutex:
+            self._hooks = (*self._hooks, hook)
+            self.on_wait = hook if len(self._hooks) == 1 else self._call_hooks
+
+    def remove_wait_hook(self, hook: Callable[[OwnerT, OwnerT], None]) -> None:
+        """Stop calling ``hook`` (added with ``add_wait_hook``)."""
+        with self._mutex:
+            self._hooks = tuple(h for h in self._hooks if h != hook)
+            count = len(self._hooks)
+            self.on_wait = (
+                None if count == 0 else self._hooks[0] if count == 1 else self._call_hooks
+            )
+
+    def _call_hooks(self, waiter: OwnerT, holder: OwnerT) -> None:
+        for hook in self._hooks:
+            hook(waiter, holder)
 
     def abort(self, owner: OwnerT, error: EngineError) -> bool:
         """Fail ``owner``'s current wait, or its next ``acquire``/``check_abort``, with
