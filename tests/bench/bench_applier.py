@@ -4,7 +4,10 @@ Generates once (or reuses, with ``--dir``) a sysbench-shaped backlog: ``--transa
 transactions of 4 row changes (about 70% UPDATE, 15% INSERT, 15% DELETE, rows picked
 uniformly) over 8 ``sbtest`` tables of 1,000 rows from 16 clients, with WRITESET dependency
 data by default (``--dependency commit_order`` for MySQL's commit-order intervals), after the
-setup (CREATE DATABASE, CREATE TABLEs, the load of the tables in batches of 100 rows).
+setup (CREATE DATABASEs, CREATE TABLEs, the load of the tables in batches of 100 rows). The
+tables are spread over ``--databases`` databases (default 4: ``shop1`` ... ``shop4``, two
+tables each) and each transaction changes the tables of one of them, picked at random, so
+that DATABASE parallelism has work to spread; ``--databases 1`` keeps them in ``shop``.
 
 Then, on the in-memory engine, in one run:
 
@@ -15,9 +18,10 @@ Then, on the in-memory engine, in one run:
   ``replica_preserve_commit_order`` ON and OFF: the time from START until the last GTID is
   executed (``ExecutedGtids.wait_for``).
 
-* the legacy multi-threaded applier (``MtaApplier``, ``replica_parallel_type=LOGICAL_CLOCK``)
-  the same way, for each worker count, commit order ON and OFF. DATABASE is not run: the
-  generated streams hold one database, where DATABASE runs one worker at a time.
+* the legacy multi-threaded applier (``MtaApplier``) the same way, for each worker count:
+  with ``replica_parallel_type=LOGICAL_CLOCK``, commit order ON and OFF (``mta``), and with
+  ``replica_parallel_type=DATABASE``, commit order OFF only (``mta-database``: the replica
+  refuses DATABASE with ``replica_preserve_commit_order=ON``, error 3031).
 
 All of this on two workloads (``--workloads``): ``uniform`` (the backlog above) and ``skewed``
 (the same, with one transaction in 50 a long one of 100 row inserts: ``WorkloadSpec``'s
@@ -41,7 +45,8 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_applier.py [--transactions 100000] [--workers 1,2,4,8]
         [--dependency writeset|commit_order] [--commit-latency 0.0005] [--dir CACHE_DIR]
-        [--appliers serial,mta,csa] [--workloads uniform,skewed] [--quick]
+        [--appliers serial,mta,mta-database,csa] [--workloads uniform,skewed]
+        [--databases 4] [--quick]
 """
 
 from __future__ import annotations
@@ -116,15 +121,25 @@ BINLOG_BASE = "binlog"
 SKEWED_LARGE_SHARE = 0.02
 SKEWED_LARGE_SIZE = 100
 WORKLOADS = ("uniform", "skewed")
-APPLIERS = ("serial", "mta", "csa")
+APPLIERS = ("serial", "mta", "mta-database", "csa")
+#: The parallel appliers and their ``replica_parallel_type`` (None: the CSA has none).
+PARALLEL_TYPES: dict[str, str | None] = {
+    "mta": "LOGICAL_CLOCK",
+    "mta-database": "DATABASE",
+    "csa": None,
+}
+#: The ``replica_preserve_commit_order`` values each parallel applier runs with: the replica
+#: refuses DATABASE with ON (error 3031).
+COMMIT_ORDERS: dict[str, tuple[bool, ...]] = {
+    "mta": (True, False),
+    "mta-database": (False,),
+    "csa": (True, False),
+}
+#: The databases the tables are spread over, unless ``--databases`` says otherwise.
+DEFAULT_DATABASES = 4
 #: The replica's server id for the MTA: not the generator's (1), so the source's
 #: Format_description events restart the logical clock as a real source's do.
 MTA_SERVER_ID = 2
-#: Why the MTA's DATABASE parallelism is not in the comparison.
-DATABASE_NOTE = (
-    "mta DATABASE: not run (the generated streams hold one database, where DATABASE runs "
-    "one worker at a time; only LOGICAL_CLOCK is compared)"
-)
 #: How often a CSA run looks whether its channel stopped while it waits for the last GTID.
 POLL = 0.5
 MB = 1_000_000
@@ -134,10 +149,15 @@ Content = dict[str, list[tuple[object, ...]]]
 
 # -- the backlog -----------------------------------------------------------------------------
 def plan_spec(
-    transactions: int, dependency: Dependency, conflict_share: float, workload: str = "uniform"
+    transactions: int,
+    dependency: Dependency,
+    conflict_share: float,
+    workload: str = "uniform",
+    databases: int = 1,
 ) -> WorkloadSpec:
-    """sysbench's oltp_write_only shape: 8 tables of 1,000 rows, 4 changes, 16 clients; for
-    the ``skewed`` workload, one transaction in 50 inserts ``SKEWED_LARGE_SIZE`` rows."""
+    """sysbench's oltp_write_only shape: 8 tables of 1,000 rows, 4 changes, 16 clients, the
+    tables spread over ``databases`` databases; for the ``skewed`` workload, one transaction
+    in 50 inserts ``SKEWED_LARGE_SIZE`` rows."""
     skew: dict[str, Any] = (
         {"large_share": SKEWED_LARGE_SHARE, "large_size": SKEWED_LARGE_SIZE}
         if workload == "skewed"
@@ -151,6 +171,7 @@ def plan_spec(
         clients=CLIENTS,
         conflict_share=conflict_share,
         dependency=dependency,
+        databases=databases,
         **skew,
     )
 
@@ -158,7 +179,7 @@ def plan_spec(
 def _spec_fields(spec: WorkloadSpec) -> dict[str, Any]:
     """The spec, and the tables its schema makes (a changed schema means a new backlog)."""
     values = {f.name: getattr(spec, f.name) for f in fields(spec)}
-    values["tables_ddl"] = TABLE_FACTORIES[spec.schema](spec.database, 1).create_statement()
+    values["tables_ddl"] = TABLE_FACTORIES[spec.schema](spec.database_of(1), 1).create_statement()
     return {k: v.value if isinstance(v, Enum) else v for k, v in values.items()}
 
 
@@ -231,11 +252,19 @@ def _clear(directory: Path) -> None:
     (directory / CONTENT).unlink(missing_ok=True)
 
 
-def prepare(spec: WorkloadSpec, root: Path) -> Backlog:
-    """Reuse the backlog in ``root/applier-<dependency>-<transactions>`` when its manifest
-    matches ``spec``, else generate it there (``-skewed<size>`` appended for a skewed one)."""
+def backlog_name(spec: WorkloadSpec) -> str:
+    """The cache directory of ``spec``'s backlog: ``applier-<dependency>-<transactions>``,
+    then ``-db<databases>`` when there are several and ``-skewed<size>`` for a skewed one,
+    so backlogs of different shapes never share a directory."""
+    databases = f"-db{spec.databases}" if spec.databases > 1 else ""
     skew = f"-skewed{spec.large_size}" if spec.large_share else ""
-    directory = root / f"applier-{spec.dependency.value}-{spec.transactions}{skew}"
+    return f"applier-{spec.dependency.value}-{spec.transactions}{databases}{skew}"
+
+
+def prepare(spec: WorkloadSpec, root: Path) -> Backlog:
+    """Reuse the backlog in ``root/<backlog_name(spec)>`` when its manifest matches ``spec``,
+    else generate it there."""
+    directory = root / backlog_name(spec)
     directory.mkdir(parents=True, exist_ok=True)
     cached = _read_cached(directory, spec)
     if cached is not None:
@@ -305,7 +334,7 @@ class Run:
     mean_ready: float | None = None
     #: What went wrong (wrong content, an error, a time-out), or None.
     error: str | None = None
-    #: ``serial``, ``csa`` or ``mta``.
+    #: ``serial``, ``csa``, ``mta`` (LOGICAL_CLOCK) or ``mta-database``.
     applier: str = "csa"
     #: ``uniform`` or ``skewed``.
     workload: str = "uniform"
@@ -314,7 +343,8 @@ class Run:
     def label(self) -> str:
         if self.commit_order is None:
             return "serial"
-        kind = "csa" if self.applier == "csa" else "mta logical_clock"
+        parallel_type = PARALLEL_TYPES.get(self.applier)
+        kind = "csa" if parallel_type is None else f"mta {parallel_type.lower()}"
         order = "on" if self.commit_order else "off"
         return f"{kind} workers {self.workers} commit order {order}"
 
@@ -376,9 +406,9 @@ def run_csa(
     applier_kind: str = "csa",
     workload: str = "uniform",
 ) -> Run:
-    """A CSA channel (or, with ``applier_kind="mta"``, the legacy multi-threaded applier
-    with LOGICAL_CLOCK) on the backlog copied into its relay log, from START until the last
-    GTID is executed, on a fresh engine."""
+    """A CSA channel (or, with ``applier_kind`` ``mta`` or ``mta-database``, the legacy
+    multi-threaded applier with LOGICAL_CLOCK or DATABASE) on the backlog copied into its
+    relay log, from START until the last GTID is executed, on a fresh engine."""
     data_dir = work_dir / f"{applier_kind}-{workers}-{int(commit_order)}"
     shutil.rmtree(data_dir, ignore_errors=True)
     copy_into_relay_log(backlog.files, data_dir, CHANNEL)
@@ -386,9 +416,10 @@ def run_csa(
     settings = SystemVariables({})
     settings.set_internal("replica_preserve_commit_order", int(commit_order))
     applier: CsaApplier | MtaApplier
-    if applier_kind == "mta":
+    parallel_type = PARALLEL_TYPES[applier_kind]
+    if parallel_type is not None:
         settings.set_internal("replica_parallel_workers", workers)
-        settings.set_internal("replica_parallel_type", "LOGICAL_CLOCK")
+        settings.set_internal("replica_parallel_type", parallel_type)
         settings.set_internal("server_id", MTA_SERVER_ID)
         applier = MtaApplier(engine)
         applier_settings = ApplierSettings(applier_version=ApplierVersion.MTA)
@@ -599,8 +630,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--appliers",
         type=_names(APPLIERS),
         default=APPLIERS,
-        help="comma-separated appliers to run, of serial,mta,csa (default all; the serial "
-        "one always runs: the ratios need it)",
+        help="comma-separated appliers to run, of serial,mta,mta-database,csa (default all; "
+        "the serial one always runs: the ratios need it; mta is LOGICAL_CLOCK, mta-database "
+        "DATABASE with commit order off)",
     )
     parser.add_argument(
         "--workloads",
@@ -608,6 +640,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=WORKLOADS,
         help="comma-separated workloads, of uniform,skewed (default both; skewed: one "
         f"transaction in {round(1 / SKEWED_LARGE_SHARE)} inserts {SKEWED_LARGE_SIZE} rows)",
+    )
+    parser.add_argument(
+        "--databases",
+        type=int,
+        default=DEFAULT_DATABASES,
+        help=f"databases the {TABLES} tables are spread over, each transaction in one "
+        f"(default {DEFAULT_DATABASES}; 1: all in one database)",
     )
     parser.add_argument(
         "--dir",
@@ -630,20 +669,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if transactions < 1 or args.commit_latency <= 0 or not 0 <= args.conflict_share <= 1:
         parser.error("--transactions must be at least 1, --commit-latency above 0, "
                      "--conflict-share within 0..1")  # fmt: skip
+    if not 1 <= args.databases <= TABLES:
+        parser.error(f"--databases must be within 1..{TABLES} (the number of tables)")
+    databases: int = args.databases
     appliers: tuple[str, ...] = args.appliers
     workloads: tuple[str, ...] = args.workloads
-    parallel = [kind for kind in ("mta", "csa") if kind in appliers]
+    parallel = [kind for kind in PARALLEL_TYPES if kind in appliers]
 
     print(f"{machine_line()}; load average {load_average()}")
-    print(f"appliers: {', '.join(('serial', *parallel))}; workloads: {', '.join(workloads)}")
-    if "mta" in appliers:
-        print(DATABASE_NOTE)
+    print(f"appliers: {', '.join(('serial', *parallel))}; workloads: {', '.join(workloads)}; "
+          f"databases: {databases}")  # fmt: skip
     latencies = (0.0, float(args.commit_latency))
     runs: list[Run] = []
     with cache_root(args.dir, "bench-applier-") as root:
         for workload in workloads:
             spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share,
-                             workload)  # fmt: skip
+                             workload, databases)  # fmt: skip
             if len(workloads) > 1:
                 print(f"\nworkload {workload}")
             backlog = prepare(spec, root)
@@ -657,7 +698,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     # A parallel run that takes 20 times the serial one is taken as hung.
                     time_limit = max(120.0, 20 * serial.seconds)
                     for kind in parallel:
-                        for commit_order in (True, False):
+                        for commit_order in COMMIT_ORDERS[kind]:
                             for count in workers:
                                 run = run_csa(backlog, latency, count, commit_order, Path(work),
                                               time_limit, kind, workload)  # fmt: skip

@@ -41,6 +41,7 @@ def test_quick_run_reports_every_configuration(
     assert "content: every run ends in the generated content" in out
     assert "ERROR" not in out
     assert "mta" not in out and "workload skewed" not in out
+    assert f"applier-writeset-300-db{bench.DEFAULT_DATABASES}" in out
 
     # Second run, one configuration: the backlog comes from the cache directory.
     argv += ["--workers", "2"]
@@ -88,22 +89,29 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--transactions", "300", "--workers", "1,2", "--commit-latency", "0.0002",
-            "--appliers", "serial,mta,csa", "--workloads", "uniform,skewed", "--dir",
-            str(tmp_path)]  # fmt: skip
+            "--appliers", "serial,mta,mta-database,csa", "--workloads", "uniform,skewed",
+            "--databases", "3", "--dir", str(tmp_path)]  # fmt: skip
     assert bench.main(argv) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    assert "mta DATABASE: not run" in out
+    assert (
+        "appliers: serial, mta, mta-database, csa; workloads: uniform, skewed; databases: 3" in out
+    )
     assert "\nworkload uniform\n" in out and "\nworkload skewed\n" in out
-    assert "large_share=0.02, large_size=100" in out
+    assert "large_share=0.02, large_size=100" in out and "databases=3)" in out
     assert {p.name for p in tmp_path.iterdir()} == {
-        "applier-writeset-300", "applier-writeset-300-skewed100"}  # fmt: skip
+        "applier-writeset-300-db3", "applier-writeset-300-db3-skewed100"}  # fmt: skip
     latencies = ("0 (pure CPU)", "0.2 ms/flush")
     labels = ["serial"] + [
         f"{kind} workers {workers} commit order {order}"
-        for kind in ("mta logical_clock", "csa")
-        for order in ("on", "off")
+        for kind, orders in (
+            ("mta logical_clock", ("on", "off")),
+            ("mta database", ("off",)),
+            ("csa", ("on", "off")),
+        )
+        for order in orders
         for workers in (1, 2)
     ]
+    assert "mta database workers 1 commit order on" not in out  # refused: error 3031
     for workload in ("uniform", "skewed"):
         assert f"summary (markdown), workload {workload}\n" in out
     assert out.count(" trx/s ") == 2 * 2 * len(labels)
@@ -138,7 +146,24 @@ def test_bad_arguments_are_rejected(bench: ModuleType) -> None:
         ["--commit-latency", "0"],
         ["--appliers", "serial,foo"],
         ["--workloads", "hot"],
+        ["--databases", "0"],
+        ["--databases", "9"],
     ):
         with pytest.raises(SystemExit) as excinfo:
             bench.main(argv)
         assert excinfo.value.code == 2
+
+
+def test_backlog_directories_keep_shapes_apart(bench: ModuleType) -> None:
+    """One database keeps the plain names; several add their count, so caches never mix."""
+    from spark_replica.applier_core.binlog.generator.simulate import Dependency
+
+    names = {
+        bench.backlog_name(bench.plan_spec(300, Dependency.WRITESET, 0.0, workload, databases))
+        for workload in ("uniform", "skewed")
+        for databases in (1, 4)
+    }
+    assert names == {
+        "applier-writeset-300", "applier-writeset-300-skewed100",
+        "applier-writeset-300-db4", "applier-writeset-300-db4-skewed100",
+    }  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import pytest
 
@@ -156,3 +156,53 @@ def test_alltypes_has_a_column_of_every_row_type() -> None:
     assert wanted <= kinds
     assert {c.column_type for c in columns if c.unsigned} >= {C.TINY, C.LONG, C.LONGLONG}
     assert {c.sql_type.split("(")[0] for c in columns} >= {"ENUM", "SET", "BINARY", "TEXT"}
+
+
+def _spread(dependency: Dependency = Dependency.WRITESET) -> WorkloadSpec:
+    """Seven tables over three databases (3, 2 and 2 tables), with DDL and rotations."""
+    return WorkloadSpec(
+        tables=7, databases=3, rows_per_table=20, transactions=300, clients=6,
+        conflict_share=0.3, ddl_every=100, rotate_every=90, large_share=0.05, large_size=30,
+        dependency=dependency, seed=17,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dependency", [Dependency.COMMIT_ORDER, Dependency.WRITESET])
+def test_databases_each_transaction_changes_one(dependency: Dependency) -> None:
+    spec = _spread(dependency)
+    transactions, content = simulate(spec)
+    with_changes = [t for t in transactions if t.changes]
+    assert all(len({c.table.schema for c in t.changes}) == 1 for t in with_changes)
+    workload = with_changes[-spec.transactions :]
+    per_database = Counter(t.changes[0].table.schema for t in workload)
+    assert set(per_database) == {"shop1", "shop2", "shop3"}
+    assert min(per_database.values()) > spec.transactions // 5  # picked uniformly
+    tables = replay(transactions)
+    assert {name: [rows[k] for k in sorted(rows)] for name, rows in tables.items()} == content
+    check_dependencies(transactions)
+
+
+def test_databases_setup_creates_every_database_and_its_tables() -> None:
+    transactions, content = simulate(_spread())
+    ddl = [(t.ddl_database, t.ddl) for t in transactions if t.ddl]
+    assert ddl[:3] == [(f"shop{i}", f"CREATE DATABASE `shop{i}`") for i in (1, 2, 3)]
+    dealt = [(f"shop{(i - 1) % 3 + 1}", f"sbtest{i}") for i in range(1, 8)]  # round-robin
+    creates, alters = ddl[3:10], ddl[10:]
+    assert all(statement.startswith(f"CREATE TABLE `{db}`.") for db, statement in creates)
+    assert [(db, statement.split("`")[3]) for db, statement in creates] == dealt
+    assert alters and all(statement.startswith(f"ALTER TABLE `{db}`.") for db, statement in alters)
+    assert sorted(content) == sorted(f"{db}.{name}" for db, name in dealt)
+
+
+def test_one_database_keeps_its_plain_name() -> None:
+    spec = WorkloadSpec(transactions=20, rows_per_table=5)
+    assert spec.database_names == ("shop",)
+    transactions, content = simulate(spec)
+    assert transactions[0].ddl == "CREATE DATABASE `shop`"
+    assert sorted(content) == ["shop.sbtest1", "shop.sbtest2"]
+
+
+@pytest.mark.parametrize("count", [0, -1, 4])
+def test_databases_must_be_within_the_tables(count: int) -> None:
+    with pytest.raises(ValueError, match="databases must be between 1 and tables"):
+        WorkloadSpec(tables=3, databases=count)

@@ -13,6 +13,12 @@ none, so a replica finds their rows by the whole before image. The simulation st
 their first column unique and locks and tracks rows by it (InnoDB locks them by its hidden
 row id); with WRITESET a transaction writing such a table gets the commit-order
 ``last_committed``, as MySQL computes no write set for rows without a key.
+
+With ``databases`` above 1 the tables are dealt round-robin over the databases
+``<database>1`` ... ``<database>D`` (table names stay unique across them), and each
+transaction changes the tables of one database, picked at random: the shape
+``replica_parallel_type=DATABASE`` spreads over its workers. With one database its name is
+``<database>`` itself.
 """
 
 from __future__ import annotations
@@ -65,10 +71,28 @@ class WorkloadSpec:
     server_uuid: str = SERVER_UUID
     #: How many of the tables (the first ones: ``<schema>1`` ...) have no primary key.
     keyless_tables: int = 0
+    #: How many databases the tables are spread over (each transaction stays in one).
+    databases: int = 1
 
     def __post_init__(self) -> None:
         if not 0 <= self.keyless_tables <= self.tables:
             raise ValueError(f"keyless_tables must be between 0 and tables ({self.tables})")
+        if not 1 <= self.databases <= self.tables:
+            raise ValueError(
+                f"databases must be between 1 and tables ({self.tables}), not {self.databases}"
+            )
+
+    @property
+    def database_names(self) -> tuple[str, ...]:
+        """The databases' names: ``<database>`` alone, or ``<database>1`` ... ``<database>D``."""
+        if self.databases == 1:
+            return (self.database,)
+        return tuple(f"{self.database}{i}" for i in range(1, self.databases + 1))
+
+    def database_of(self, index: int) -> str:
+        """The database of the table numbered ``index`` (from 1): dealt round-robin."""
+        names = self.database_names
+        return names[(index - 1) % len(names)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +131,16 @@ class Source:
         self.spec = spec
         self.rng = random.Random(spec.seed)
         factory = TABLE_FACTORIES[spec.schema]
+        made = (factory(spec.database_of(i), i) for i in range(1, spec.tables + 1))
+        #: Every table by name (names are unique across the databases).
         self.tables = {
             t.name: t.without_primary_key() if i < spec.keyless_tables else t
-            for i, t in enumerate(factory(spec.database, i + 1) for i in range(spec.tables))
+            for i, t in enumerate(made)
+        }
+        self.databases = spec.database_names
+        #: The names of each database's tables, sorted: what a transaction picks from.
+        self.names_by_database = {
+            db: sorted(n for n, t in self.tables.items() if t.schema == db) for db in self.databases
         }
         self.rows: dict[str, dict[object, Row]] = {name: {} for name in self.tables}
         self.next_id = dict.fromkeys(self.tables, 1)
@@ -174,10 +205,10 @@ class Source:
 
     # -- phases ----------------------------------------------------------------------------
     def setup(self) -> Iterator[GeneratedTransaction]:
-        db = self.spec.database
-        yield self._serial(ddl=f"CREATE DATABASE `{db}`", ddl_database=db)
+        for db in self.databases:
+            yield self._serial(ddl=f"CREATE DATABASE `{db}`", ddl_database=db)
         for table in self.tables.values():
-            yield self._serial(ddl=table.create_statement(), ddl_database=db)
+            yield self._serial(ddl=table.create_statement(), ddl_database=table.schema)
         for name, table in self.tables.items():
             remaining = self.spec.rows_per_table
             while remaining > 0:
@@ -228,12 +259,10 @@ class Source:
             self.extra_columns += 1
             name = self.rng.choice(sorted(self.tables))
             column = ColumnDef(f"extra{self.extra_columns}", "INT", ColumnType.LONG)
-            self.tables[name] = self.tables[name].with_column(column)
+            table = self.tables[name] = self.tables[name].with_column(column)
             self.rows[name] = {k: (*row, None) for k, row in self.rows[name].items()}
-            statement = (
-                f"ALTER TABLE `{self.spec.database}`.`{name}` ADD COLUMN `{column.name}` INT"
-            )
-            yield self._serial(ddl=statement, ddl_database=self.spec.database)
+            statement = f"ALTER TABLE `{table.schema}`.`{name}` ADD COLUMN `{column.name}` INT"
+            yield self._serial(ddl=statement, ddl_database=table.schema)
 
     def _execute(self, client: _Client) -> bool:
         """Compute the client's next transaction; False when a row it needs is locked."""
@@ -242,8 +271,9 @@ class Source:
         count = self.spec.large_size if large else self.spec.changes_per_transaction
         changes: list[RowChange] = []
         keys: set[tuple[str, object]] = set()
+        names = self._pick_database()
         for _ in range(count):
-            name = rng.choice(sorted(self.tables))
+            name = rng.choice(names)
             table = self.tables[name]
             kind = (
                 "insert" if large else rng.choices(("update", "insert", "delete"), (70, 15, 15))[0]
@@ -265,13 +295,21 @@ class Source:
             keys.add((name, _key(change)))
             changes.append(change)
         if not changes:  # every row it picked was taken: insert one instead
-            name = rng.choice(sorted(self.tables))
+            name = rng.choice(names)
             change = self._insert(name, self.tables[name])
             keys.add((name, _key(change)))
             changes.append(change)
         client.changes, client.keys, client.step = changes, keys, "executed"
         self.locks |= keys
         return True
+
+    def _pick_database(self) -> list[str]:
+        """The sorted table names of the database a new transaction changes, picked
+        uniformly when there are several (with one, nothing is drawn from the seeded rng)."""
+        databases = self.databases
+        if len(databases) == 1:
+            return self.names_by_database[databases[0]]
+        return self.names_by_database[self.rng.choice(databases)]
 
     # -- data --------------------------------------------------------------------------------
     def _pick_key(self, name: str) -> object | None:
