@@ -5,6 +5,8 @@ component. Reading and generating relay logs comes from the CSA's harness."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession
 from tests.unit.csa_apply.faults import RecordingEngine, RecordingSession
-from tests.unit.csa_apply.harness import CHANNEL, ChannelRun
+from tests.unit.csa_apply.harness import CHANNEL, WAIT, ChannelRun
 
 #: The replica's server id: not the generator's (1), so the source's Format_description
 #: events restart the logical clock as a real source's do.
@@ -71,6 +73,17 @@ class MtaReplica(ChannelRun):
         assert isinstance(handle, MtaChannel)
         self.handle = handle
         return handle
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
+    """Poll ``predicate`` (a status a DBA would read) until it holds; False after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
+    return True
 
 
 def channel_threads(channel: str = CHANNEL) -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 from spark_replica.applier_core.apply.serial import SerialApplier
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.mta.failure import STOP_WARNING
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import InMemoryEngine, TransactionRef
 from tests.unit.csa_apply.harness import (
@@ -20,7 +21,8 @@ from tests.unit.csa_apply.harness import (
     generate,
     insert_locally,
 )
-from tests.unit.mta.harness import MtaReplica, TimelineEngine, channel_threads
+from tests.unit.csa_apply.test_conflicts import Stream, _update
+from tests.unit.mta.harness import MtaReplica, TimelineEngine, channel_threads, wait_until
 
 SPEC = WorkloadSpec(tables=2, rows_per_table=20, transactions=200, conflict_share=0.2,
                     rotate_every=70, seed=31)  # fmt: skip
@@ -132,11 +134,12 @@ def _create_schema(replica: MtaReplica, transactions: list[GeneratedTransaction]
 @pytest.mark.parametrize(("workers", "commit_order"), [(4, True), (4, False), (0, False)],
                          ids=["4-rpco", "4-no-rpco", "single-threaded"])  # fmt: skip
 def test_a_duplicate_key_stops_the_channel_with_1062(
-    tmp_path: Path, workers: int, commit_order: bool
+    tmp_path: Path, workers: int, commit_order: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     """ERR.18 / WL5569.ERR.1: a row the source inserts is there already; the channel stops
     with 1062 and the failing transaction in Last_SQL_Error. Under commit order (and
-    single-threaded) everything before it committed and nothing after it (WL#7846 FR8)."""
+    single-threaded) everything before it committed and nothing after it (WL#7846 FR8). The
+    multi-threaded applier logs the stop warning of WL5569.WARN.1 verbatim (T47)."""
     spec = WorkloadSpec(tables=2, rows_per_table=20, transactions=200, seed=8)
     transactions, _, files = generate(spec, tmp_path / "source")
     copy_into_relay_log(files, tmp_path / "data")
@@ -169,5 +172,51 @@ def test_a_duplicate_key_stops_the_channel_with_1062(
         assert not executed.contains(UUID, "", failing)
         if commit_order or not workers:
             assert _prefix(executed, len(transactions)) == failing - 1
+        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert warnings.count(STOP_WARNING) == (1 if workers else 0)
+        assert STOP_WARNING.splitlines()[0] == (
+            "The slave Coordinator and Worker threads are stopped, possibly"
+        )
+    finally:
+        replica.close()
+
+
+@pytest.mark.parametrize("commit_order", [True, False], ids=["rpco", "no-rpco"])
+def test_t46_stop_gives_up_what_has_not_started_once_its_time_limit_passes(
+    tmp_path: Path, commit_order: bool
+) -> None:
+    """WL5569.STOP.1: STOP REPLICA lets assigned transactions run for a while (60 s), then
+    gives up those not started. Here the limit is 0: the transaction being applied ends and
+    commits, the three queued behind it on the one worker are given up without an error,
+    and the next START applies them."""
+    stream = Stream()
+    table, rows = stream.table, stream.rows
+    trxs = [stream.transaction(n, _update(table, rows[n], 1, 7000 + n)) for n in (1, 2, 3, 4)]
+    stream.write(tmp_path, *trxs)
+    uuid = WorkloadSpec().server_uuid
+    engine = TimelineEngine()
+    began = engine.began[trxs[0].gno] = threading.Event()
+    release = engine.faults.hold_apply[trxs[0].gno] = threading.Event()
+    replica = MtaReplica(tmp_path / "data", workers=1, commit_order=commit_order, engine=engine)
+    try:
+        handle = replica.start()
+        assert began.wait(WAIT)
+        last = f"{uuid}:{trxs[-1].gno}"
+        assert wait_until(lambda: replica.status.snapshot().last_processed.gtid == last)
+        handle.stop_limit = 0.0
+        stopper = threading.Thread(target=replica.stop, name="test-stopper")
+        stopper.start()
+        assert handle.stop_requested.wait(WAIT)
+        release.set()
+        stopper.join(WAIT)
+        assert not stopper.is_alive() and channel_threads() == []
+        assert replica.exits == []
+        executed = replica.executed.snapshot()
+        assert executed.contains(uuid, "", trxs[0].gno)
+        assert not any(executed.contains(uuid, "", t.gno) for t in trxs[1:])
+        assert all(w.last_error.number == 0 for w in replica.status.snapshot().workers)
+        replica.run_until_applied(f"{uuid}:1-{trxs[-1].gno}")
+        final = {row[0]: row for row in replica.rows("shop", "sbtest1")}
+        assert [final[n][1] for n in (1, 2, 3, 4)] == [7001, 7002, 7003, 7004]
     finally:
         replica.close()

@@ -8,26 +8,29 @@ those whose GTID is executed, waits on the logical clock until each may start (W
 and hands it whole to a worker, an idle one first, else the least loaded (WL6314.SLAVE.3),
 through the worker's bounded queue (WL5569.WQ.2). With 0 workers the coordinator applies each
 transaction itself, single-threaded (WL5569.R0); it then reads through the asynchronous
-provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet
-can be applied while its events stream in.
+provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet can
+be applied while its events stream in.
 
 With ``replica_parallel_type=DATABASE`` (read at START) and workers, the coordinator schedules
-by database partitions instead (WL#5569, ``partitions.py``): it reads each transaction
-through the asynchronous provider, finds the databases it changes (``databases.py``), waits
-until the partition hash lets it start and hands it to the worker the hash chose. The START
-checks refuse DATABASE with ``replica_preserve_commit_order=ON`` (error 3031).
+by database partitions instead (WL#5569, ``partitions.py``): it reads each transaction through
+the asynchronous provider, finds the databases it changes (``databases.py``), waits until the
+partition hash lets it start and hands it to the worker the hash chose. The START checks refuse
+DATABASE with ``replica_preserve_commit_order=ON`` (error 3031).
 
 Stopping (one path, ``stop``, idempotent): STOP REPLICA stops the reading and lets the
-transactions already assigned finish (a streamed one still being read is cut off and rolled
-back), then joins every thread. A failed transaction stops the channel: the coordinator
-assigns nothing more, the queued transactions are given up (rolled back under commit order,
-ERR.14), every thread is joined and the channel exits with the first error (ERR.18).
+transactions already assigned finish for up to ``stop_limit`` seconds (60; the rest are given
+up; a streamed one still being read is cut off and rolled back), then joins every thread. A
+failed transaction stops the channel: the coordinator assigns nothing more, the queued
+transactions are given up (rolled back under commit order, ERR.14), every thread is joined and
+the channel exits with the first error (ERR.18); the multi-threaded applier also logs the stop
+warning of WL5569.WARN.1.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from spark_replica.applier_core.apply.errors import channel_error
@@ -48,7 +51,7 @@ from spark_replica.applier_core.mta.clock import Stamp
 from spark_replica.applier_core.mta.conflicts import OrderConflicts
 from spark_replica.applier_core.mta.databases import scan
 from spark_replica.applier_core.mta.execute import Assignment, Execution, TransactionRunner
-from spark_replica.applier_core.mta.failure import FailureSlot, WorkerFailed
+from spark_replica.applier_core.mta.failure import STOP_WARNING, FailureSlot, WorkerFailed
 from spark_replica.applier_core.mta.partitions import PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
@@ -61,6 +64,9 @@ NEXT_WAIT = 0.1
 """Seconds the coordinator waits for the next transaction before it publishes progress."""
 PUT_WAIT = 0.05
 """Seconds between checks for a failure while a worker's queue is full."""
+STOP_LIMIT = 60.0
+"""Seconds STOP REPLICA lets the assigned transactions run; those not started by then are
+given up (WL5569.STOP.1: "for at most about 1 minute")."""
 
 
 class MtaChannel:
@@ -85,6 +91,8 @@ class MtaChannel:
         # _stop is set by ``stop`` (STOP REPLICA). Coordinator thread only: _skipped (executed
         # transactions to release once read to their end), _next_ticket, _next_worker.
         self._stop = threading.Event()
+        self.stop_limit = STOP_LIMIT
+        self._give_up_at: float | None = None  # set once, by the first stop()
         self._skipped: list[FetchableTransaction] = []
         self._next_ticket = 0
         self._next_worker = 0
@@ -113,6 +121,7 @@ class MtaChannel:
                 number,
                 self._runner(number),
                 failed=self.failures.is_set,
+                expired=self._expired,
                 report=self.failures.record,
                 capacity=capacity,
             )  # fmt: skip
@@ -176,7 +185,11 @@ class MtaChannel:
 
     def stop(self) -> None:
         """STOP REPLICA: read no more, let the assigned transactions finish, join every
-        thread. Idempotent; not from the channel's own threads."""
+        thread. Idempotent; not from the channel's own threads. Transactions not started
+        within ``stop_limit`` seconds are given up (the next START applies them)."""
+        with self._lock:
+            if self._give_up_at is None:
+                self._give_up_at = time.monotonic() + self.stop_limit
         self._stop.set()
         self._interrupt()
         self.provider.stop()
@@ -201,6 +214,8 @@ class MtaChannel:
         finally:
             self._shut_down()
         first = self.failures.failure
+        if first is not None and self.workers:
+            logger.warning("%s", STOP_WARNING)
         info = None if first is None else ErrorInfo.now(first.code, first.channel_message)
         self.context.status.update(sql_state_text="")
         if info is not None:
@@ -272,6 +287,11 @@ class MtaChannel:
         self.admission.interrupt()
         if self.partitions is not None:
             self.partitions.interrupt()
+
+    def _expired(self) -> bool:
+        """Whether STOP REPLICA's time limit has passed."""
+        give_up_at = self._give_up_at
+        return give_up_at is not None and time.monotonic() >= give_up_at
 
     def _stopping(self) -> bool:
         return self._stop.is_set() or self.failures.is_set()

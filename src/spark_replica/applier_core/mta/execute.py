@@ -34,7 +34,11 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.clock import Stamp
 from spark_replica.applier_core.mta.conflicts import OrderConflicts
-from spark_replica.applier_core.mta.failure import WorkerFailed, transaction_failed
+from spark_replica.applier_core.mta.failure import (
+    ChannelStopped,
+    WorkerFailed,
+    transaction_failed,
+)
 from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.progress import ExecutedGtids
@@ -116,7 +120,12 @@ class TransactionRunner:
         return outcome
 
     def give_up(self, work: Assignment) -> None:
-        """Settle ``work`` without applying it (the channel failed before it started)."""
+        """Settle ``work`` without applying it (the channel failed, or the stop's time limit
+        passed, before it started). Under commit order no later transaction commits either,
+        so the committed ones stay a prefix of the relay log."""
+        gate = self.execution.gate
+        if gate is not None:
+            gate.fail(ChannelStopped(work.trx.gtid_text), from_ticket=work.ticket)
         self._settle(work, Outcome.GIVEN_UP)
 
     # -- applying ------------------------------------------------------------------------------
@@ -135,9 +144,10 @@ class TransactionRunner:
             except CommitOrderDeadlock:  # an earlier one needs a lock of this one (DL.1)
                 deadlock = deadlock_error()
                 self._retry(work, ApplyError(deadlock.code, str(deadlock), transient=True))
-            except CommitOrderFailed:  # an earlier transaction failed: roll back (W8)
+            except CommitOrderFailed as exc:  # an earlier one failed or was given up (W8)
                 self.session.rollback()
-                self._stopped_by_previous(work)
+                if not isinstance(exc.cause, ChannelStopped):
+                    self._stopped_by_previous(work)
                 return Outcome.GIVEN_UP
         # Commit in turn without waiting for the flush, let the next one commit, then wait
         # for durability: commits that follow each other share a flush (WL7846.GC.1).

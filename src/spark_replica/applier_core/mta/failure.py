@@ -22,6 +22,25 @@ _COORDINATOR_STOPPED = (
 )
 
 
+STOP_WARNING = (
+    "The slave Coordinator and Worker threads are stopped, possibly\n"
+    "leaving data in inconsistent state. The following restart\n"
+    "shall restore consistency automatically. There might be\n"
+    "exceptional situations in the recovery caused by combination\n"
+    "of non-transactional storage for either of Coordinator or\n"
+    "Workers info tables and updating non-transactional data tables\n"
+    "or DDL queries. In such cases you have to examine your\n"
+    "data (see documentation for de tails)."
+)
+"""Logged, verbatim, when a worker's error stops the multi-threaded applier (WL5569.WARN.1):
+Last_SQL_Error shows the worker's error, this says what the stop may have left."""
+
+
+class ChannelStopped(Exception):
+    """Why transactions assigned but not started were given up: STOP REPLICA's time limit
+    passed (WL5569.STOP.1). Not an error: the next START applies them."""
+
+
 class WorkerFailed(Exception):
     """Raised when a transaction cannot be applied: the channel stops with ``code`` and
     ``channel_message`` (its Last_SQL_Error); ``worker_message`` is the worker's own

@@ -1,11 +1,12 @@
 """A worker of the legacy multi-threaded applier (WL5569.PSEUDO.W, WL5569.WQ.1).
 
 Each worker owns a bounded queue the coordinator fills with whole transactions and a thread,
-``mta-<channel>-worker-<n>``, that applies them in queue order through its own engine
-session. Closing the queue is the one way to end the thread: it applies what is queued, then
-exits (STOP REPLICA lets assigned transactions finish). Once the channel has failed, the
-transactions still queued are given up instead (the coordinator marks the workers to stop,
-WL5569.ERR.1). A failure is handed to the channel as a value, never only logged.
+``mta-<channel>-worker-<n>``, that applies them in queue order through its own engine session.
+Closing the queue is the one way to end the thread: it applies what is queued, then exits (STOP
+REPLICA lets assigned transactions finish, for a while: once its time limit has passed,
+``expired``, the rest are given up). Once the channel has failed, the transactions still queued
+are given up too (the coordinator marks the workers to stop, WL5569.ERR.1). A failure is handed
+to the channel as a value, never only logged.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Worker:
         runner: TransactionRunner,
         *,
         failed: Callable[[], bool],
+        expired: Callable[[], bool],
         report: Callable[[WorkerFailed], None],
         capacity: int = QUEUE_CAPACITY,
     ) -> None:
@@ -44,6 +46,7 @@ class Worker:
         self.runner = runner
         self.queue: BoundedQueue[Assignment] = BoundedQueue(capacity)
         self._failed = failed
+        self._expired = expired
         self._report = report
         self._channel = runner.execution.channel
         self._busy = False  # written by the worker thread only; read as a hint
@@ -77,7 +80,7 @@ class Worker:
                 return
             self._busy = True
             try:
-                if self._failed():
+                if self._failed() or self._expired():
                     self.runner.give_up(work)
                 else:
                     self.runner.run(work)
