@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import (
@@ -31,6 +30,8 @@ from sqlalchemy import (
     Text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, MappedAsDataclass, mapped_column
+
+from spark_replica.applier_core.channels.store import WorkerInfo as WorkerInfo
 
 MASTER_INFO_LINES = 33
 """``Number_of_lines`` of a ``slave_master_info`` row: its number of MySQL columns."""
@@ -239,24 +240,6 @@ class ReplicaEngineState(Base, kw_only=True):
     last_batch: Mapped[int] = mapped_column(BigInteger)
     next_table_id: Mapped[int] = mapped_column(Integer)
     committed_at: Mapped[datetime] = mapped_column(DateTime)
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerInfo:
-    """Progress of one worker of a channel: one ``mysql.slave_worker_info`` row, by value."""
-
-    id: int
-    relay_log_name: str = ""
-    relay_log_pos: int = 0
-    source_log_name: str = ""
-    source_log_pos: int = 0
-    checkpoint_relay_log_name: str = ""
-    checkpoint_relay_log_pos: int = 0
-    checkpoint_source_log_name: str = ""
-    checkpoint_source_log_pos: int = 0
-    checkpoint_seqno: int = 0
-    checkpoint_group_size: int = 0
-    checkpoint_group_bitmap: bytes = b""
 
 
 def mysql_native_password_hash(password: str) -> str:

@@ -22,11 +22,11 @@ Mapping of a :class:`ChannelConfig` to its two rows:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
@@ -168,6 +168,23 @@ class MetadataStore(ChannelStore, VariableStore, SparkStateRepository):
         with self._transaction() as s:
             s.execute(delete(SlaveWorkerInfo).where(SlaveWorkerInfo.channel_name == channel))
             s.add_all(worker_row(channel, w) for w in workers)
+
+    def save_checkpoint(self, config: ChannelConfig, workers: Sequence[WorkerInfo]) -> None:
+        """The applier positions of ``config`` and the channel's worker rows, atomically."""
+        a = config.applier
+        with self._transaction() as s:
+            s.execute(
+                update(SlaveRelayLogInfo)
+                .where(SlaveRelayLogInfo.channel_name == config.name)
+                .values(
+                    relay_log_name=a.relay_log_file,
+                    relay_log_pos=a.relay_log_pos,
+                    master_log_name=a.source_log_file,
+                    master_log_pos=a.source_log_pos,
+                )
+            )
+            s.execute(delete(SlaveWorkerInfo).where(SlaveWorkerInfo.channel_name == config.name))
+            s.add_all(worker_row(config.name, w) for w in workers)
 
     def delete_worker_info(self, channel: str) -> None:
         """Remove the worker rows of a channel."""

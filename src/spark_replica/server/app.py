@@ -87,7 +87,9 @@ class ReplicaServer:
         executed = ExecutedGtids(
             stored, settings=settings, store=None if durable_elsewhere else store
         )
-        manager = ChannelManager(self.components, settings, str(data_dir), executed=executed)
+        manager = ChannelManager(
+            self.components, settings, str(data_dir), executed=executed, store=store
+        )
         service = ReplicationService(manager, store, settings)
         service.load()
         generated = provision_users(store, self.config)

@@ -19,6 +19,7 @@ from spark_replica.applier_core.channels.config import (
 )
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.channels.store import Checkpoint
 from spark_replica.applier_core.mta import MtaApplier, MtaChannel
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
@@ -45,6 +46,8 @@ class MtaReplica(ChannelRun):
     exits: list[ErrorInfo | None] = field(default_factory=list)
     exited: threading.Event = field(default_factory=threading.Event)
     server_id: int = REPLICA_SERVER_ID
+    #: The checkpoints the applier recorded (what the server saves in its metadata).
+    checkpoints: list[Checkpoint] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.settings.set_internal("replica_parallel_workers", self.workers)
@@ -67,6 +70,7 @@ class MtaReplica(ChannelRun):
             exited=self._on_exit,
             executed=self.executed,
             relay_logs=self.relay_logs,
+            checkpoint=self.checkpoints.append,
         )
         self.exited.clear()
         handle = self.applier.start_applier(context)

@@ -15,6 +15,7 @@ from typing import Protocol, cast
 from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
+from spark_replica.applier_core.channels.store import Checkpoint
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import StorageEngine
@@ -53,6 +54,9 @@ class ThreadContext:
     relay_logs: RelayLogs
     until: Until | None = None
     credentials: Credentials = field(default_factory=Credentials)
+    #: Records a legacy applier's checkpoint (the channel's applier positions and worker
+    #: rows); None when nothing keeps them.
+    checkpoint: Callable[[Checkpoint], None] | None = None
 
 
 class ApplierFactory(Protocol):

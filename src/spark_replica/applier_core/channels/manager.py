@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 from spark_replica.applier_core.channels.components import (
     Components,
@@ -28,6 +29,7 @@ from spark_replica.applier_core.channels.status import (
     StatusBoard,
     next_thread_id,
 )
+from spark_replica.applier_core.channels.store import ChannelStore, Checkpoint
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
@@ -115,8 +117,10 @@ class ChannelManager:
         data_dir: str,
         *,
         executed: ExecutedGtids | None = None,
+        store: ChannelStore | None = None,
     ) -> None:
         self.components = components
+        self.store = store
         self.settings = settings
         self.data_dir = data_dir
         self.executed = executed or ExecutedGtids.from_settings(settings)
@@ -175,6 +179,7 @@ class ChannelManager:
             relay_logs=self.relay_logs,
             until=until,
             credentials=credentials or Credentials(),
+            checkpoint=lambda checkpoint: self._checkpoint(channel, checkpoint),
         )
         if thread is ThreadType.SQL:
             version = channel.config.applier.applier_version
@@ -206,6 +211,21 @@ class ChannelManager:
                 channel.status.update(io_thread_id=None, io_connecting=False)
                 raise
         channel._attach(thread, handle)
+
+    def _checkpoint(self, channel: Channel, checkpoint: Checkpoint) -> None:
+        """(The applier's thread) Move the channel's applier positions to ``checkpoint``'s
+        low-water mark; with a store, save them and the worker rows in one transaction."""
+        applier = replace(
+            channel.config.applier,
+            relay_log_file=checkpoint.relay_log_file,
+            relay_log_pos=checkpoint.relay_log_pos,
+            source_log_file=checkpoint.source_log_file,
+            source_log_pos=checkpoint.source_log_pos,
+        )
+        config = replace(channel.config, applier=applier)
+        if self.store is not None:
+            self.store.save_checkpoint(config, checkpoint.workers)
+        channel.config = config
 
     def stop(self, channel: Channel, thread: ThreadType) -> bool:
         """Stop and join one thread group; False when it was not running."""

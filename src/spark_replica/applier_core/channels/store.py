@@ -5,7 +5,7 @@ Every method is one transaction: a statement either stores all it changed or not
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -19,6 +19,50 @@ class ChannelChanges:
     save: tuple[ChannelConfig, ...] = ()
     delete: tuple[str, ...] = ()
     clear_workers: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """Progress of one worker of a channel: one ``mysql.slave_worker_info`` row, by value.
+
+    ``relay_log_*``/``source_log_*``: where the worker's last committed transaction ends.
+    ``checkpoint_*``: the channel's low-water mark at the last checkpoint; bit ``i`` of
+    ``checkpoint_group_bitmap`` (little-endian bit order within each byte) is set when the
+    worker committed the ``i``-th transaction after it (``checkpoint_seqno`` of them are
+    counted, in ``checkpoint_group_size`` bits).
+    """
+
+    id: int
+    relay_log_name: str = ""
+    relay_log_pos: int = 0
+    source_log_name: str = ""
+    source_log_pos: int = 0
+    checkpoint_relay_log_name: str = ""
+    checkpoint_relay_log_pos: int = 0
+    checkpoint_source_log_name: str = ""
+    checkpoint_source_log_pos: int = 0
+    checkpoint_seqno: int = 0
+    checkpoint_group_size: int = 0
+    checkpoint_group_bitmap: bytes = b""
+
+    @property
+    def has_gaps(self) -> bool:
+        """Whether the worker committed transactions after an uncommitted one (a stop with
+        an error, or a crash, of the multi-threaded applier)."""
+        return any(self.checkpoint_group_bitmap)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A legacy applier's checkpoint: its low-water mark in the relay log and in the source's
+    binary log (Relay_Log_File/Pos, Relay_Source_Log_File/Exec_Source_Log_Pos) and its
+    workers' rows."""
+
+    relay_log_file: str
+    relay_log_pos: int
+    source_log_file: str
+    source_log_pos: int
+    workers: tuple[WorkerInfo, ...] = ()
 
 
 class ChannelStore(Protocol):
@@ -38,6 +82,15 @@ class ChannelStore(Protocol):
 
     def apply_channel_changes(self, changes: ChannelChanges) -> None:
         """Store all of ``changes`` in one transaction."""
+        ...
+
+    def load_worker_info(self, channel: str) -> list[WorkerInfo]:
+        """The ``slave_worker_info`` rows of a channel, by worker id."""
+        ...
+
+    def save_checkpoint(self, config: ChannelConfig, workers: Sequence[WorkerInfo]) -> None:
+        """A legacy applier's checkpoint, in one transaction: the applier positions of
+        ``config`` (its ``slave_relay_log_info`` row) and the channel's worker rows."""
         ...
 
 

@@ -47,9 +47,10 @@ class FetchableTransaction(TransactionStream):
     """One transaction of the relay log: its GTID event, where it starts, and its events.
 
     ``gtid``, ``gtid_text``, ``last_committed``, ``sequence_number``, ``start`` (the GTID
-    event's relay log coordinate), ``clock_reset`` (a source's Format_description came since
-    the previous transaction: the logical clock restarts) and ``skip`` (its GTID is executed
-    already: the consumer does not apply it, and no event is published) never change.
+    event's relay log coordinate), ``source_file``, ``clock_reset`` (a source's
+    Format_description came since the previous transaction: the logical clock restarts) and
+    ``skip`` (its GTID is executed already: the consumer does not apply it, and no event is
+    published) never change; ``source_end`` is final once the transaction is COMPLETE.
 
     ``next_event``, ``rewind`` and ``finish`` are for one thread at a time; the provider's
     side is thread-safe against them. Every transaction taken from a provider must be
@@ -70,9 +71,10 @@ class FetchableTransaction(TransactionStream):
         skip: bool = False,
         clock_reset: bool = False,
         gtid_size: int = 0,
+        source_file: str = "",
     ) -> None:
         super().__init__(gtid, start, context, skip=skip, clock_reset=clock_reset,
-                         gtid_size=gtid_size)  # fmt: skip
+                         gtid_size=gtid_size, source_file=source_file)  # fmt: skip
         # The consumer's state: no lock (one thread at a time).
         self._cursor = 0  # index of the next published event to take
         self._events: list[Event] = []  # decoded events of the last ones taken

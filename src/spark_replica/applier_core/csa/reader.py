@@ -19,9 +19,9 @@ import zlib
 from collections.abc import Callable
 
 from spark_replica.applier_core.binlog.codec import type_name
-from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag
+from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError, read_failure
-from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid
+from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid, Rotate
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.relaylog import (
     RelayCoordinate,
@@ -58,6 +58,7 @@ _BATCH_BYTES = 1 << 16
 _READ_AHEAD_BYTES = 1 << 16
 _CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
 _IGNORABLE = int(EventFlag.IGNORABLE)
+_ROTATE = int(EventType.ROTATE)
 _RELAY_LOG_FLAG = int(EventFlag.RELAY_LOG)
 _BODY, _XID, _PAYLOAD, _QUERY = kinds.BODY, kinds.XID, kinds.PAYLOAD, kinds.QUERY
 assert 0 < _BODY < _XID < _PAYLOAD  # the order the hot path relies on
@@ -118,6 +119,7 @@ class TransactionReader:
         self._pending_memory = 0
         self._pending_size = 0
         self._clock_reset = False  # a source's Format_description came since the last GTID
+        self._source_file = ""  # the source binary log a source's Rotate event named last
         self._error: ReplicaError | None = None
         self._closed = False
 
@@ -271,6 +273,8 @@ class TransactionReader:
             return self._open(relay, gtid)
         elif kind == kinds.FDE:
             self._format_description(relay)
+        elif relay.data[4] == _ROTATE:
+            self._rotate(relay)
         elif kind != kinds.CONTROL and (kind != kinds.OTHER or not relay.data[17] & _IGNORABLE):
             raise self._unexpected(relay)
         return None
@@ -313,8 +317,16 @@ class TransactionReader:
             if fde.header.log_pos:
                 self._clock_reset = True
 
+    def _rotate(self, relay: RelayEvent) -> None:
+        """A source's Rotate event names the binary log its next events come from; the
+        relay log's own (this server's) only move to the next relay log file."""
+        rotate = self._decode(relay)
+        if isinstance(rotate, Rotate) and rotate.header.server_id != self._own_server_id:
+            self._source_file = rotate.next_file
+
     def _read_preamble(self, file: str, offset: int) -> None:
-        """Starting inside ``file``: take the Format_description events of its header."""
+        """Starting inside ``file``: take the Format_description and Rotate events of its
+        header."""
         with RelayLogReader(self._relay_log, (file, len(MAGIC))) as header:
             while (relay := header.poll()) is not None and relay.start < offset:
                 kind = KINDS[relay.data[4]]
@@ -322,6 +334,8 @@ class TransactionReader:
                     fde = self._decode(relay)
                     if isinstance(fde, FormatDescription):
                         self._fde, self._checksum = fde, fde.checksums
+                elif relay.data[4] == _ROTATE:
+                    self._rotate(relay)
                 elif kind != kinds.CONTROL:
                     return
 
@@ -347,6 +361,7 @@ class TransactionReader:
             skip=skip,
             clock_reset=self._clock_reset,
             gtid_size=len(relay.data),
+            source_file=self._source_file,
         )
         self._clock_reset = False
         self._active, self._in_body, self._file = trx, False, relay.file
@@ -366,7 +381,7 @@ class TransactionReader:
         self._pending_memory += memory
         self._pending_size += len(relay.data)
 
-    def _flush(self, end: RelayCoordinate | None) -> None:
+    def _flush(self, end: RelayCoordinate | None, source_end: int = 0) -> None:
         """Publish the pending events (and complete the transaction at ``end``), once their
         memory is acquired; a stop request while waiting for it truncates the transaction."""
         trx = self._active
@@ -379,11 +394,12 @@ class TransactionReader:
         elif memory and not self._monitor.acquire(self._resource, memory, abort=self._stop.is_set):
             self._cut(by_stop=True)
             return
-        if not trx.publish(items, memory, size, end) and memory:
+        if not trx.publish(items, memory, size, end, source_end) and memory:
             self._monitor.release(self._resource, memory)
 
     def _complete(self, relay: RelayEvent) -> None:
-        self._flush(RelayCoordinate(relay.file, relay.end))
+        log_pos = int.from_bytes(relay.data[13:17], "little")
+        self._flush(RelayCoordinate(relay.file, relay.end), log_pos)
         self._active = None
 
     def _cut(self, *, by_stop: bool) -> None:

@@ -73,9 +73,9 @@ class TransactionStream:
 
     __slots__ = (
         "clock_reset", "gtid", "gtid_text", "last_committed", "sequence_number", "skip",
-        "start", "waiting", "_by_stop", "_caching", "_changed", "_context", "_count",
-        "_dropped", "_end", "_error", "_files", "_finished", "_lock", "_released", "_retained",
-        "_segments", "_size", "_state",
+        "source_end", "source_file", "start", "waiting", "_by_stop", "_caching", "_changed",
+        "_context", "_count", "_dropped", "_end", "_error", "_files", "_finished", "_lock",
+        "_released", "_retained", "_segments", "_size", "_state",
     )  # fmt: skip
 
     def __init__(
@@ -87,6 +87,7 @@ class TransactionStream:
         skip: bool = False,
         clock_reset: bool = False,
         gtid_size: int = 0,
+        source_file: str = "",
     ) -> None:
         self.gtid = gtid
         self.gtid_text = gtid.gtid_text
@@ -95,6 +96,12 @@ class TransactionStream:
         self.start = start
         self.skip = skip
         self.clock_reset = clock_reset
+        self.source_file = source_file or start.file
+        """The source's binary log the transaction comes from (its last Rotate event named
+        it; without one, the relay log file: binary log files copied in keep their names)."""
+        self.source_end = gtid.header.log_pos
+        """Where the transaction ends in ``source_file`` (its last event's ``log_pos``), once
+        COMPLETE; until then where its GTID event ends."""
         self._context = context
         # _lock guards the state shared with the provider, below. _changed, built on it when
         # a consumer first waits, is notified (all) on a publish while waiting > 0 and on
@@ -159,9 +166,15 @@ class TransactionStream:
     # -- the provider's side -------------------------------------------------------------------
 
     def publish(
-        self, items: list[Item], memory: int, size: int, end: RelayCoordinate | None = None
+        self,
+        items: list[Item],
+        memory: int,
+        size: int,
+        end: RelayCoordinate | None = None,
+        source_end: int = 0,
     ) -> bool:
-        """Append ``items`` (``memory`` acquired for them) and, with ``end``, complete.
+        """Append ``items`` (``memory`` acquired for them) and, with ``end``, complete
+        (``source_end``: the last event's ``log_pos``).
 
         Returns:
             False when the transaction takes no more events (finished by its consumer, cut, or
@@ -172,6 +185,8 @@ class TransactionStream:
                 return False
             if end is not None:
                 self._end = end
+                if source_end:
+                    self.source_end = source_end
                 self._set_state(TransactionState.COMPLETE)
             if self._finished:
                 return False

@@ -47,11 +47,13 @@ from spark_replica.applier_core.csa import (
 )
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
+from spark_replica.applier_core.mta.checkpoint import Checkpointer, end_position
 from spark_replica.applier_core.mta.clock import Stamp
 from spark_replica.applier_core.mta.conflicts import OrderConflicts
 from spark_replica.applier_core.mta.databases import scan
 from spark_replica.applier_core.mta.execute import Assignment, Execution, TransactionRunner
 from spark_replica.applier_core.mta.failure import STOP_WARNING, FailureSlot, WorkerFailed
+from spark_replica.applier_core.mta.gaq import GroupQueue, Position
 from spark_replica.applier_core.mta.partitions import PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
@@ -93,13 +95,29 @@ class MtaChannel:
         self._stop = threading.Event()
         self.stop_limit = STOP_LIMIT
         self._give_up_at: float | None = None  # set once, by the first stop()
-        self._skipped: list[FetchableTransaction] = []
+        self._skipped: list[tuple[FetchableTransaction, int]] = []
         self._next_ticket = 0
         self._next_worker = 0
         gate = CommitOrderGate() if self.commit_order and self.worker_count > 0 else None
         self.conflicts = None if gate is None else OrderConflicts(gate, engine)
         self.status = MtaStatus(
             context.status, self.worker_count, context.status.snapshot().sql_thread_id
+        )
+        self.groups = GroupQueue()
+        applier = context.config.applier
+        self.checkpointer = Checkpointer(
+            self.groups,
+            context.status,
+            context.checkpoint,
+            workers=list(range(1, self.worker_count + 1)),
+            every=settings.get_int("replica_checkpoint_group"),
+            period_ms=settings.get_int("replica_checkpoint_period"),
+            origin=Position(
+                applier.relay_log_file,
+                applier.relay_log_pos,
+                applier.source_log_file,
+                applier.source_log_pos,
+            ),  # fmt: skip
         )
         self.execution = Execution(
             channel=self.name,
@@ -108,6 +126,7 @@ class MtaChannel:
             retries=settings.get_int("replica_transaction_retries"),
             failed=self.failures.is_set,
             status=self.status,
+            groups=self.groups,
             gate=gate,
             partitions=self.partitions,
             conflicts=self.conflicts,
@@ -232,39 +251,40 @@ class MtaChannel:
                 if self.provider.error is not None:
                     raise self.provider.error
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
+                self._maybe_checkpoint()
                 continue
             stamp = Stamp(trx.last_committed, trx.sequence_number, trx.clock_reset)
             if trx.skip:
                 self.admission.skip(stamp)
-                self._skipped.append(trx)
+                self._skipped.append((trx, self.groups.assign(0)))
                 continue
             if self.partitions is not None:
                 claim = self.partitions.admit(scan(trx, self._stopping))
                 if claim is None:  # stopping, or a worker failed
                     trx.finish(success=False)
                     return
-                work = Assignment(trx, self._next_ticket, stamp, claim)
                 worker: Worker | None = self.workers[claim.worker]
             else:
                 if not self.admission.admit(stamp):  # stopping, or a worker failed
                     trx.finish(success=False)
                     return
-                work = Assignment(trx, self._next_ticket, stamp)
-                worker = None
+                claim, worker = None, self._choose() if self.workers else None
+            group = self.groups.assign(0 if worker is None else worker.number)
+            work = Assignment(trx, self._next_ticket, stamp, claim, group)
             self._next_ticket += 1
             self._dispatch(work, worker)
             dispatched += 1
             if dispatched % 256 == 0:
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
+            self._maybe_checkpoint()
 
-    def _dispatch(self, work: Assignment, worker: Worker | None = None) -> None:
-        """Run ``work`` here (0 workers) or queue it to ``worker`` (None: ``_choose``)."""
-        if self._inline is not None:
+    def _dispatch(self, work: Assignment, worker: Worker | None) -> None:
+        """Run ``work`` here (0 workers) or queue it to ``worker``."""
+        if self._inline is not None or worker is None:
+            assert self._inline is not None
             self._inline.run(work)  # raises WorkerFailed
             return
         self.status.processing(work.trx)
-        if worker is None:
-            worker = self._choose()
         while not worker.queue.put(work, PUT_WAIT):
             if self.failures.is_set() or self._stop.is_set():
                 worker.runner.give_up(work)
@@ -297,15 +317,22 @@ class MtaChannel:
         return self._stop.is_set() or self.failures.is_set()
 
     def _release_skipped(self, *, final: bool) -> None:
-        """Release the executed transactions read to their end (or all, at the end)."""
-        keep: list[FetchableTransaction] = []
-        for trx in self._skipped:
+        """Release the executed transactions read to their end (or all, at the end); those
+        read whole count as done groups, so the low-water mark passes them."""
+        keep: list[tuple[FetchableTransaction, int]] = []
+        for trx, group in self._skipped:
             ended = trx.state is not TransactionState.OPEN
             if ended or final:
+                if ended:
+                    self.groups.done(group, end_position(trx))
                 trx.finish(success=ended)
             else:
-                keep.append(trx)
+                keep.append((trx, group))
         self._skipped = keep
+
+    def _maybe_checkpoint(self) -> None:
+        if self.checkpointer.due(self._next_ticket):
+            self.checkpointer.checkpoint(self._next_ticket)
 
     def _shut_down(self) -> None:
         """(Coordinator thread, once) Stop reading, let the workers end, release the rest."""
@@ -318,5 +345,6 @@ class MtaChannel:
             worker.join()
         if self.conflicts is not None:
             self.engine.locks.remove_wait_hook(self.conflicts.on_wait)
+        self.checkpointer.checkpoint(self._next_ticket, final=True)
         self.status.stopped()
         self.context.executed.publish()

@@ -32,6 +32,7 @@ from spark_replica.applier_core.commit_order import (
 from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
+from spark_replica.applier_core.mta.checkpoint import end_position
 from spark_replica.applier_core.mta.clock import Stamp
 from spark_replica.applier_core.mta.conflicts import OrderConflicts
 from spark_replica.applier_core.mta.failure import (
@@ -39,6 +40,7 @@ from spark_replica.applier_core.mta.failure import (
     WorkerFailed,
     transaction_failed,
 )
+from spark_replica.applier_core.mta.gaq import GroupQueue
 from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.progress import ExecutedGtids
@@ -68,6 +70,8 @@ class Assignment:
     ticket: int
     stamp: Stamp
     claim: Claim | None = None
+    #: Its number in the group assignment queue.
+    group: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,8 @@ class Execution:
     failed: Callable[[], bool]
     #: The channel's status rows.
     status: MtaStatus
+    #: The group assignment queue (WL5569.GAQ).
+    groups: GroupQueue
     #: Orders the commits (replica_preserve_commit_order=ON with workers), else None.
     gate: CommitOrderGate | None = None
     #: The database partitions (replica_parallel_type=DATABASE with workers), else None.
@@ -264,6 +270,9 @@ class TransactionRunner:
         if outcome is not Outcome.COMMITTED:
             self.session.rollback()
             self.execution.status.abandoned(self.worker)
+        if outcome is not Outcome.GIVEN_UP:  # committed, or cut off: no gap either way
+            end = end_position(work.trx) if outcome is Outcome.COMMITTED else None
+            self.execution.groups.done(work.group, end)
         if self.execution.conflicts is not None:
             self.execution.conflicts.unregister(TransactionRef(work.trx.gtid_text, work.ticket))
         if self.execution.gate is not None:
