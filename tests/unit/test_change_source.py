@@ -1035,3 +1035,28 @@ def test_success_returns_a_new_config_and_keeps_the_name() -> None:
     assert outcome.config is not MTA
     assert outcome.config.name == "c1"
     assert MTA.connection.port == 3306
+
+
+# -- gaps left by the legacy applier (mysql-reference §4.1 step 10) ----------------------------
+
+MSG_1802 = (
+    "CHANGE REPLICATION SOURCE cannot be executed when the replica was stopped with an error or "
+    "killed in MTA mode. Consider using RESET REPLICA or START REPLICA UNTIL."
+)
+
+
+def test_stopped_with_gaps_is_1802() -> None:
+    """WL5569.REC (mysql-reference §4.1 step 10): only START REPLICA fills the gaps."""
+    error = rejected("SOURCE_PORT=3307", stopped_with_gaps=True)
+    assert (error.code, error.sqlstate, error.message) == (1802, "HY000", MSG_1802)
+
+
+def test_gaps_come_after_the_option_rules() -> None:
+    """Step 9 (1776) is checked before step 10 (1802)."""
+    current = ChannelConfig("c1", SourceConnection(host="h", auto_position=True))
+    error = rejected("SOURCE_LOG_POS=4", current, stopped_with_gaps=True)
+    assert error.code == 1776
+
+
+def test_without_gaps_change_succeeds() -> None:
+    assert run("SOURCE_PORT=3307", stopped_with_gaps=False).config.connection.port == 3307

@@ -84,6 +84,9 @@ class Environment:
     replica_net_timeout: int
     replica_max_allowed_packet: int
     client_uses_tls: bool
+    #: The legacy applier stopped (with an error, or killed) leaving transactions applied out
+    #: of order after its low-water mark: only START REPLICA can fill those gaps.
+    stopped_with_gaps: bool = False
 
 
 @dataclass(slots=True)
@@ -234,6 +237,8 @@ def change_source(statement: ChangeSource, current: ChannelConfig, env: Environm
     # 5. MySQL's rules between options.
     _check_gtid_mode(opts, new_applier, name, env)
     _check_inter_option(opts, connection, new_connection, new_applier, name, env, warnings)
+    if env.stopped_with_gaps and not env.sql_running:
+        raise ReplicaError.from_code(ErrorCode.MTA_CHANGE_SOURCE_CANT_RUN_WITH_GAPS)
 
     if "SOURCE_USER" in opts or "SOURCE_PASSWORD" in opts:
         if not env.client_uses_tls:

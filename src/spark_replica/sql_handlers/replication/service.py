@@ -111,6 +111,8 @@ class ReplicationService:
                 replica_net_timeout=self.settings.get_int("replica_net_timeout"),
                 replica_max_allowed_packet=self.settings.get_int("replica_max_allowed_packet"),
                 client_uses_tls=client_uses_tls,
+                stopped_with_gaps=channel is not None
+                and any(w.has_gaps for w in self.store.load_worker_info(name)),
             )
             outcome = change_source(statement, current, env)
             clear = () if env.sql_running else (name,)
