@@ -1,6 +1,6 @@
 """START REPLICA on a channel with the default APPLIER_VERSION=1 applies the relay logs in its
 directory with the legacy multi-threaded applier (issue 6, first slice): the workers of
-``replica_parallel_workers``, the content, STOP, and UNTIL refused for now."""
+``replica_parallel_workers``, the content, STOP, and UNTIL."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pymysql
 import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
@@ -70,15 +69,48 @@ def test_start_replica_applies_with_the_legacy_applier(
     assert engine_content(engine) == content
 
 
-def test_until_is_refused_for_now(port: int) -> None:
+def _status(cursor: Any) -> dict[str, Any]:
+    cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c2'")
+    names = [d[0] for d in cursor.description]
+    return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def test_until_gtids_stops_the_applier_there(tmp_path: Path, port: int) -> None:
+    """START REPLICA UNTIL SQL_AFTER_GTIDS with the legacy applier: the SQL thread applies the
+    set and stops by itself, with no error; SHOW REPLICA STATUS shows the condition."""
+    _, _, files = generate(SPEC, tmp_path / "source")
     with connect(port) as conn, conn.cursor() as cursor:
         cursor.execute(CHANNEL)
-        with pytest.raises(pymysql.err.MySQLError) as caught:
-            cursor.execute(
-                "START REPLICA SQL_THREAD UNTIL SQL_AFTER_GTIDS = "
-                "'3e11fa47-71ca-11e1-9e33-c80aa9429562:5' FOR CHANNEL 'c2'"
-            )
-        assert caught.value.args[0] == 1235
-        cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c2'")
-        names = [d[0] for d in cursor.description]
-        assert dict(zip(names, cursor.fetchone(), strict=True))["Replica_SQL_Running"] == "No"
+        copy_into_relay_log(files, tmp_path / "data", "c2")
+        cursor.execute(
+            f"START REPLICA SQL_THREAD UNTIL SQL_AFTER_GTIDS = '{SPEC.server_uuid}:1-40' "
+            "FOR CHANNEL 'c2'"
+        )
+        deadline = time.monotonic() + WAIT
+        while (status := _status(cursor))["Replica_SQL_Running"] == "Yes":  # as a DBA polls
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert _executed(cursor) == GtidSet.parse(f"{SPEC.server_uuid}:1-40")
+        assert (status["Until_Condition"], status["Last_SQL_Errno"]) == ("SQL_AFTER_GTIDS", 0)
+        assert _threads("mta-c2") == []
+
+
+def test_until_source_position_shows_in_status(tmp_path: Path, port: int) -> None:
+    """Until_Condition, Until_Log_File and Until_Log_Pos while the applier waits for a
+    position it has not reached (the relay log ends before it)."""
+    _, _, files = generate(SPEC, tmp_path / "source")
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(CHANNEL)
+        copy_into_relay_log(files, tmp_path / "data", "c2")
+        cursor.execute(
+            f"START REPLICA SQL_THREAD UNTIL SOURCE_LOG_FILE = '{files[-1].name}', "
+            "SOURCE_LOG_POS = 999999999 FOR CHANNEL 'c2'"
+        )
+        status = _status(cursor)
+        assert (status["Until_Condition"], status["Until_Log_File"], status["Until_Log_Pos"]) == (
+            "Source",
+            files[-1].name,
+            999999999,
+        )
+        assert status["Replica_SQL_Running"] == "Yes"
+        cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,11 @@ from spark_replica.applier_core.channels.config import (
     ApplierSettings,
     ApplierVersion,
     ChannelConfig,
+    Until,
 )
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
-from spark_replica.applier_core.channels.store import Checkpoint
+from spark_replica.applier_core.channels.store import Checkpoint, WorkerInfo
 from spark_replica.applier_core.mta import MtaApplier, MtaChannel
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
@@ -58,10 +59,22 @@ class MtaReplica(ChannelRun):
         self.applier = MtaApplier(self.engine)
         self.handle: MtaChannel | None = None
 
-    def start(self) -> MtaChannel:
-        config = ChannelConfig(
-            name=self.channel, applier=ApplierSettings(applier_version=ApplierVersion.MTA)
-        )
+    def start(self, until: Until | None = None) -> MtaChannel:
+        """START REPLICA SQL_THREAD [UNTIL ...], from the positions and worker rows of the
+        last checkpoint, as the server keeps them."""
+        applier = ApplierSettings(applier_version=ApplierVersion.MTA)
+        workers: tuple[WorkerInfo, ...] = ()
+        if self.checkpoints:
+            last = self.checkpoints[-1]
+            applier = replace(
+                applier,
+                relay_log_file=last.relay_log_file,
+                relay_log_pos=last.relay_log_pos,
+                source_log_file=last.source_log_file,
+                source_log_pos=last.source_log_pos,
+            )
+            workers = last.workers
+        config = ChannelConfig(name=self.channel, applier=applier)
         context = ThreadContext(
             config=config,
             status=self.status,
@@ -71,6 +84,8 @@ class MtaReplica(ChannelRun):
             executed=self.executed,
             relay_logs=self.relay_logs,
             checkpoint=self.checkpoints.append,
+            until=until,
+            workers=workers,
         )
         self.exited.clear()
         handle = self.applier.start_applier(context)

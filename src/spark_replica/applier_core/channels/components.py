@@ -8,14 +8,14 @@ context exactly once; the channel then shows the thread as stopped with that err
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from spark_replica.applier_core.channels.config import ApplierVersion, ChannelConfig, Until
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard
-from spark_replica.applier_core.channels.store import Checkpoint
+from spark_replica.applier_core.channels.store import Checkpoint, WorkerInfo
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import StorageEngine
@@ -57,6 +57,8 @@ class ThreadContext:
     #: Records a legacy applier's checkpoint (the channel's applier positions and worker
     #: rows); None when nothing keeps them.
     checkpoint: Callable[[Checkpoint], None] | None = None
+    #: The ``mysql.slave_worker_info`` rows the channel's last legacy-applier run left.
+    workers: Sequence[WorkerInfo] = ()
 
 
 class ApplierFactory(Protocol):

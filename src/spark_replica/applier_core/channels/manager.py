@@ -29,7 +29,7 @@ from spark_replica.applier_core.channels.status import (
     StatusBoard,
     next_thread_id,
 )
-from spark_replica.applier_core.channels.store import ChannelStore, Checkpoint
+from spark_replica.applier_core.channels.store import ChannelStore, Checkpoint, WorkerInfo
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
@@ -180,6 +180,7 @@ class ChannelManager:
             until=until,
             credentials=credentials or Credentials(),
             checkpoint=lambda checkpoint: self._checkpoint(channel, checkpoint),
+            workers=self._worker_rows(channel) if thread is ThreadType.SQL else (),
         )
         if thread is ThreadType.SQL:
             version = channel.config.applier.applier_version
@@ -189,7 +190,13 @@ class ChannelManager:
                     f"START REPLICA SQL_THREAD FOR CHANNEL '{channel.name}' with APPLIER_VERSION="
                     f"{int(version)}: no such applier is installed in this server"
                 )
-            channel.status.update(sql_thread_id=next_thread_id(), sql_error=ErrorInfo())
+            channel.status.update(
+                sql_thread_id=next_thread_id(),
+                sql_error=ErrorInfo(),
+                until_condition="None" if until is None else until.kind.value,
+                until_log_file="" if until is None else until.log_file,
+                until_log_pos=0 if until is None else until.log_pos,
+            )
             try:
                 handle = applier.start_applier(context)
             except BaseException:
@@ -211,6 +218,9 @@ class ChannelManager:
                 channel.status.update(io_thread_id=None, io_connecting=False)
                 raise
         channel._attach(thread, handle)
+
+    def _worker_rows(self, channel: Channel) -> list[WorkerInfo]:
+        return [] if self.store is None else self.store.load_worker_info(channel.name)
 
     def _checkpoint(self, channel: Channel, checkpoint: Checkpoint) -> None:
         """(The applier's thread) Move the channel's applier positions to ``checkpoint``'s

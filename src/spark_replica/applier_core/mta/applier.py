@@ -9,7 +9,6 @@ it).
 from __future__ import annotations
 
 from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
-from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.coordinator import MtaChannel
 from spark_replica.applier_core.storage import ExecMode, StorageEngine
 
@@ -21,16 +20,7 @@ class MtaApplier:
         self.engine = engine
 
     def start_applier(self, context: ThreadContext) -> RunningThreads:
-        """Start the channel's applier.
-
-        Raises:
-            ReplicaError: 1235 for START REPLICA UNTIL, which this applier does not support yet.
-        """
-        if context.until is not None:
-            raise ReplicaError.from_code(
-                ErrorCode.NOT_SUPPORTED_YET,
-                "START REPLICA UNTIL with APPLIER_VERSION=1 in this server",
-            )
+        """Start the channel's applier (START REPLICA [SQL_THREAD] [UNTIL ...])."""
         settings = context.settings
         self.engine.exec_mode = ExecMode(settings.get_str("replica_exec_mode"))
         self.engine.lock_wait_timeout = float(settings.get_int("innodb_lock_wait_timeout"))

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from spark_replica.applier_core.apply.errors import channel_error
 from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.channels.components import ThreadContext
+from spark_replica.applier_core.channels.config import UntilKind
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa import (
@@ -56,6 +57,8 @@ from spark_replica.applier_core.mta.failure import STOP_WARNING, FailureSlot, Wo
 from spark_replica.applier_core.mta.gaq import GroupQueue, Position
 from spark_replica.applier_core.mta.partitions import PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
+from spark_replica.applier_core.mta.until import DONE as UNTIL_DONE
+from spark_replica.applier_core.mta.until import UntilWatch
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL
 from spark_replica.applier_core.storage import StorageEngine
@@ -105,6 +108,11 @@ class MtaChannel:
         )
         self.groups = GroupQueue()
         applier = context.config.applier
+        origin = Position(applier.relay_log_file, applier.relay_log_pos,
+                          applier.source_log_file, applier.source_log_pos)  # fmt: skip
+        self.until = None if context.until is None else UntilWatch(
+            context.until, context.executed, origin=origin, workers=context.workers
+        )  # fmt: skip
         self.checkpointer = Checkpointer(
             self.groups,
             context.status,
@@ -112,12 +120,7 @@ class MtaChannel:
             workers=list(range(1, self.worker_count + 1)),
             every=settings.get_int("replica_checkpoint_group"),
             period_ms=settings.get_int("replica_checkpoint_period"),
-            origin=Position(
-                applier.relay_log_file,
-                applier.relay_log_pos,
-                applier.source_log_file,
-                applier.source_log_pos,
-            ),  # fmt: skip
+            origin=origin,
         )
         self.execution = Execution(
             channel=self.name,
@@ -243,16 +246,35 @@ class MtaChannel:
             self.context.exited(info)
 
     def _loop(self) -> None:
+        until = self.until
+        if until is not None and until.at_start():
+            self._until_reached()
+            return
         dispatched = 0
+        watched: FetchableTransaction | None = None  # the last one read, for UNTIL
         while not self._stop.is_set() and not self.failures.is_set():
             trx = self.provider.next(NEXT_WAIT)
             self._release_skipped(final=False)
+            if watched is not None and watched.state is not TransactionState.OPEN:
+                assert until is not None
+                reached, watched = until.reached_after(watched), None
+                if reached:
+                    if trx is not None:
+                        trx.finish(success=False)
+                    self._until_reached()
+                    return
             if trx is None:
                 if self.provider.error is not None:
                     raise self.provider.error
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
                 self._maybe_checkpoint()
                 continue
+            if until is not None:
+                if until.stops_before(trx):
+                    trx.finish(success=False)
+                    self._until_reached()
+                    return
+                watched = trx
             stamp = Stamp(trx.last_committed, trx.sequence_number, trx.clock_reset)
             if trx.skip:
                 self.admission.skip(stamp)
@@ -277,6 +299,14 @@ class MtaChannel:
             if dispatched % 256 == 0:
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
             self._maybe_checkpoint()
+
+    def _until_reached(self) -> None:
+        """START REPLICA UNTIL is met: assign nothing more; the workers finish what they have
+        and the applier stops without an error."""
+        assert self.until is not None
+        logger.info("channel %r: START REPLICA UNTIL %s reached", self.name, self.until.kind.value)
+        if self.until.kind is UntilKind.SQL_AFTER_MTS_GAPS:
+            self.context.status.update(until_condition=UNTIL_DONE)
 
     def _dispatch(self, work: Assignment, worker: Worker | None) -> None:
         """Run ``work`` here (0 workers) or queue it to ``worker``."""
