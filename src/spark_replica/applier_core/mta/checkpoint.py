@@ -10,6 +10,11 @@ more when the applier stops. Each checkpoint also writes one ``mysql.slave_worke
 per worker: where its last committed transaction ends, the checkpoint it counts from, and a
 bitmap of the transactions after the checkpoint it committed. Bits left set after a stop are
 gaps: transactions committed after one that was not (a worker's error, a crash).
+
+Seconds_Behind_Source moves on the same schedule (WL5569.SSS.3): at each checkpoint it is how
+long ago the source committed the low-water mark's transaction (0 before the first), and the
+coordinator clears it (``caught_up``) once nothing is left to read or to apply, which SHOW
+REPLICA STATUS shows as 0 while the receiver is connected.
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ class Checkpointer:
         ``final``; otherwise only when the mark moved)."""
         self._last_time, self._last_count = time.monotonic(), assigned
         lwm = self._groups.lwm
+        commit_us = 0 if lwm is None else lwm.commit_us
+        behind = max(0, int(time.time() - commit_us / 1e6)) if commit_us else 0
+        self._status.update(seconds_behind_source=behind)
         if not final and (lwm is None or lwm.number == self._last_lwm):
             return
         self._last_lwm = None if lwm is None else lwm.number
@@ -93,6 +101,14 @@ class Checkpointer:
         self._record(Checkpoint(end.relay_file, end.relay_pos, end.source_file,
                                 end.source_pos, workers))  # fmt: skip
         self.count += 1
+
+    def caught_up(self) -> bool:
+        """(Nothing left to read) Clear Seconds_Behind_Source once every assigned group is
+        committed; True when it did."""
+        if len(self._groups):
+            return False
+        self._status.update(seconds_behind_source=None)
+        return True
 
     def _worker_row(self, number: int, lwm: Position, pending: list[Group]) -> WorkerInfo:
         last = self._groups.last_done(number)

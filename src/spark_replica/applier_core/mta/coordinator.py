@@ -202,7 +202,10 @@ class MtaChannel:
             for worker in self.workers:
                 worker.start()
             self.provider.start()
-            self.context.status.update(sql_state_text="Waiting for transactions from the relay log")
+            self.context.status.update(
+                sql_state_text="Waiting for transactions from the relay log",
+                seconds_behind_source=None,
+            )
             self._thread.start()
 
     def stop(self) -> None:
@@ -268,6 +271,7 @@ class MtaChannel:
                     raise self.provider.error
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
                 self._maybe_checkpoint()
+                self.checkpointer.caught_up()
                 continue
             if until is not None:
                 if until.stops_before(trx):
@@ -278,7 +282,9 @@ class MtaChannel:
             stamp = Stamp(trx.last_committed, trx.sequence_number, trx.clock_reset)
             if trx.skip:
                 self.admission.skip(stamp)
-                self._skipped.append((trx, self.groups.assign(0)))
+                self._skipped.append(
+                    (trx, self.groups.assign(0, trx.gtid.original_commit_timestamp))
+                )
                 continue
             if self.partitions is not None:
                 claim = self.partitions.admit(scan(trx, self._stopping))
@@ -291,7 +297,9 @@ class MtaChannel:
                     trx.finish(success=False)
                     return
                 claim, worker = None, self._choose() if self.workers else None
-            group = self.groups.assign(0 if worker is None else worker.number)
+            group = self.groups.assign(
+                0 if worker is None else worker.number, trx.gtid.original_commit_timestamp
+            )
             work = Assignment(trx, self._next_ticket, stamp, claim, group)
             self._next_ticket += 1
             self._dispatch(work, worker)

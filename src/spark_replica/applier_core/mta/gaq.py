@@ -29,12 +29,14 @@ class Position:
 @dataclass(slots=True)
 class Group:
     """One assigned transaction: its number (from 0, in assignment order), the worker that
-    has it and where it ends (known once it is read whole)."""
+    has it, where it ends (known once it is read whole) and when the source committed it
+    (microseconds since the epoch; 0 when unknown)."""
 
     number: int
     worker: int
     end: Position | None = None
     done: bool = False
+    commit_us: int = 0
 
 
 class GroupQueue:
@@ -53,10 +55,10 @@ class GroupQueue:
         with self._lock:
             return len(self._groups)
 
-    def assign(self, worker: int) -> int:
+    def assign(self, worker: int, commit_us: int = 0) -> int:
         """Queue a new group for ``worker``; returns its number."""
         with self._lock:
-            group = Group(self._next, worker)
+            group = Group(self._next, worker, commit_us=commit_us)
             self._next += 1
             self._groups.append(group)
             return group.number
@@ -87,7 +89,7 @@ class GroupQueue:
     def pending(self) -> list[Group]:
         """The groups not below the LWM, from the head: those done after it are gaps."""
         with self._lock:
-            return [Group(g.number, g.worker, g.end, g.done) for g in self._groups]
+            return [Group(g.number, g.worker, g.end, g.done, g.commit_us) for g in self._groups]
 
     def gaps(self) -> list[Group]:
         """The groups done after the head, which is not (empty when nothing is out of order)."""
