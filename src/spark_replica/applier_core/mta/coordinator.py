@@ -6,7 +6,8 @@ channel's relay log into transactions (the CSA's ``SyncTransactionProvider``: on
 Format_description, GTID and Query events are decoded here; workers decode the rest), skips
 those whose GTID is executed, waits on the logical clock until each may start (WL6314.SLAVE.2)
 and hands it whole to a worker, an idle one first, else the least loaded (WL6314.SLAVE.3),
-through the worker's bounded queue (WL5569.WQ.2). With 0 workers the coordinator applies each
+through the worker's bounded queue (WL5569.WQ.2), once the bytes queued and not yet taken by
+the workers leave room for it under ``replica_pending_jobs_size_max`` (``pending.py``). With 0 workers the coordinator applies each
 transaction itself, single-threaded (WL5569.R0); it then reads through the asynchronous
 provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet can
 be applied while its events stream in.
@@ -56,6 +57,8 @@ from spark_replica.applier_core.mta.execute import Assignment, Execution, Transa
 from spark_replica.applier_core.mta.failure import STOP_WARNING, FailureSlot, WorkerFailed
 from spark_replica.applier_core.mta.gaq import GroupQueue, Position
 from spark_replica.applier_core.mta.partitions import PartitionAdmission
+from spark_replica.applier_core.mta.pending import STATE as PENDING_STATE
+from spark_replica.applier_core.mta.pending import PendingBytes
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.mta.until import DONE as UNTIL_DONE
 from spark_replica.applier_core.mta.until import UntilWatch
@@ -69,6 +72,8 @@ NEXT_WAIT = 0.1
 """Seconds the coordinator waits for the next transaction before it publishes progress."""
 PUT_WAIT = 0.05
 """Seconds between checks for a failure while a worker's queue is full."""
+READING = "Waiting for transactions from the relay log"
+"""The coordinator's state (Replica_SQL_Running_State) while it reads and assigns."""
 STOP_LIMIT = 60.0
 """Seconds STOP REPLICA lets the assigned transactions run; those not started by then are
 given up (WL5569.STOP.1: "for at most about 1 minute")."""
@@ -107,6 +112,7 @@ class MtaChannel:
             context.status, self.worker_count, context.status.snapshot().sql_thread_id
         )
         self.groups = GroupQueue()
+        self.pending = PendingBytes(settings.get_int("replica_pending_jobs_size_max"))
         applier = context.config.applier
         origin = Position(applier.relay_log_file, applier.relay_log_pos,
                           applier.source_log_file, applier.source_log_pos)  # fmt: skip
@@ -145,6 +151,7 @@ class MtaChannel:
                 failed=self.failures.is_set,
                 expired=self._expired,
                 report=self.failures.record,
+                taken=self.pending.taken,
                 capacity=capacity,
             )  # fmt: skip
             for number in range(1, self.worker_count + 1)
@@ -202,10 +209,7 @@ class MtaChannel:
             for worker in self.workers:
                 worker.start()
             self.provider.start()
-            self.context.status.update(
-                sql_state_text="Waiting for transactions from the relay log",
-                seconds_behind_source=None,
-            )
+            self.context.status.update(sql_state_text=READING, seconds_behind_source=None)
             self._thread.start()
 
     def stop(self) -> None:
@@ -300,7 +304,8 @@ class MtaChannel:
             group = self.groups.assign(
                 0 if worker is None else worker.number, trx.gtid.original_commit_timestamp
             )
-            work = Assignment(trx, self._next_ticket, stamp, claim, group)
+            size = max(trx.gtid.transaction_length, trx.size)
+            work = Assignment(trx, self._next_ticket, stamp, claim, group, size)
             self._next_ticket += 1
             self._dispatch(work, worker)
             dispatched += 1
@@ -323,11 +328,26 @@ class MtaChannel:
             self._inline.run(work)  # raises WorkerFailed
             return
         self.status.processing(work.trx)
+        if not self._admit_bytes(work.size):
+            worker.runner.give_up(work)
+            return
         while not worker.queue.put(work, PUT_WAIT):
             if self.failures.is_set() or self._stop.is_set():
+                self.pending.taken(work.size)
                 worker.runner.give_up(work)
                 return
         self.status.processed()
+
+    def _admit_bytes(self, size: int) -> bool:
+        """Count ``size`` queued bytes, first waiting for the workers to take enough
+        (replica_pending_jobs_size_max); False when stopping."""
+        if not self.pending.must_wait(size):
+            return self.pending.admit(size, self._stopping)
+        self.context.status.update(sql_state_text=PENDING_STATE)
+        try:
+            return self.pending.admit(size, self._stopping)
+        finally:
+            self.context.status.update(sql_state_text=READING)
 
     def _choose(self) -> Worker:
         """An idle worker, looking round-robin from the one after the last chosen; else the

@@ -72,6 +72,8 @@ class Assignment:
     claim: Claim | None = None
     #: Its number in the group assignment queue.
     group: int = 0
+    #: The bytes counted against replica_pending_jobs_size_max while it is queued.
+    size: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A worker of the legacy multi-threaded applier (WL5569.PSEUDO.W, WL5569.WQ.1).
 
 Each worker owns a bounded queue the coordinator fills with whole transactions and a thread,
-``mta-<channel>-worker-<n>``, that applies them in queue order through its own engine session.
+``mta-<channel>-worker-<n>``, that applies them in queue order through its own engine session;
+taking one from the queue uncounts its bytes (``taken``, replica_pending_jobs_size_max).
 Closing the queue is the one way to end the thread: it applies what is queued, then exits (STOP
 REPLICA lets assigned transactions finish, for a while: once its time limit has passed,
 ``expired``, the rest are given up). Once the channel has failed, the transactions still queued
@@ -40,6 +41,7 @@ class Worker:
         failed: Callable[[], bool],
         expired: Callable[[], bool],
         report: Callable[[WorkerFailed], None],
+        taken: Callable[[int], None] = lambda size: None,
         capacity: int = QUEUE_CAPACITY,
     ) -> None:
         self.number = number
@@ -48,6 +50,7 @@ class Worker:
         self._failed = failed
         self._expired = expired
         self._report = report
+        self._taken = taken
         self._channel = runner.execution.channel
         self._busy = False  # written by the worker thread only; read as a hint
         self.thread = threading.Thread(target=self._run, name=f"{label}-worker-{number}")
@@ -78,6 +81,7 @@ class Worker:
                 work = self.queue.get()
             except QueueClosed:
                 return
+            self._taken(work.size)
             self._busy = True
             try:
                 if self._failed() or self._expired():
