@@ -107,20 +107,31 @@ class ExecutedGtids:
         with self._lock:
             return self._set.copy()
 
-    def publish(self, *, at_most_every: float = 0.0) -> bool:
+    def publish(self, *, at_most_every: float = 0.0, wait: bool = True) -> bool:
         """Copy the set into ``@@global.gtid_executed`` and the store, if it changed since the
-        last time and ``at_most_every`` seconds have passed; True when it did."""
+        last time and ``at_most_every`` seconds have passed; True when it did. Without
+        ``wait``, leave it to a thread that is publishing already."""
         now = time.monotonic()
-        with self._publishing:
-            with self._lock:
-                if self._version == self._published or now - self._published_at < at_most_every:
-                    return False
-                snapshot, version = self._set.copy(), self._version
-            if self._store is not None:
-                self._store.save_gtid_intervals(snapshot.intervals())
-            if self._settings is not None:
-                self._settings.set_internal("gtid_executed", snapshot.format())
-            with self._lock:
-                self._published = version
-                self._published_at = now
+        if now - self._published_at < at_most_every:  # a cheap early answer; checked again
+            return False
+        if not self._publishing.acquire(blocking=wait):
+            return False
+        try:
+            return self._publish(now, at_most_every)
+        finally:
+            self._publishing.release()
+
+    def _publish(self, now: float, at_most_every: float) -> bool:
+        """(Holding ``_publishing``) The copy itself."""
+        with self._lock:
+            if self._version == self._published or now - self._published_at < at_most_every:
+                return False
+            snapshot, version = self._set.copy(), self._version
+        if self._store is not None:
+            self._store.save_gtid_intervals(snapshot.intervals())
+        if self._settings is not None:
+            self._settings.set_internal("gtid_executed", snapshot.format())
+        with self._lock:
+            self._published = version
+            self._published_at = now
         return True

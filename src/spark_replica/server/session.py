@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from mysql_mimic import ColumnType, ResultColumn, ResultSet, Session
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.results import AllowedResult
 from mysql_mimic.schema import InfoSchema
 from mysql_mimic.session import Query
@@ -69,10 +70,21 @@ _DIAGNOSTIC_QUERIES = ("SHOW WARNINGS", "SHOW ERRORS", "SHOW COUNT", "SELECT @@W
 def result_set(
     columns: Sequence[tuple[str, ValueKind]], rows: Sequence[Sequence[object]]
 ) -> ResultSet:
+    rows = [tuple(r) for r in rows]
     return ResultSet(
-        rows=[tuple(r) for r in rows],
-        columns=[ResultColumn(name, _KIND_TYPES[kind]) for name, kind in columns],
+        rows=rows,
+        columns=[
+            _column(name, kind, [r[i] for r in rows]) for i, (name, kind) in enumerate(columns)
+        ],
     )
+
+
+def _column(name: str, kind: ValueKind, values: list[object]) -> ResultColumn:
+    """A BLOB column of bytes goes out as binary (charset 63), as MySQL sends VARBINARY and
+    BLOB columns, so clients hand back bytes, whatever the bytes are."""
+    if kind is ValueKind.BLOB and all(v is None or isinstance(v, bytes) for v in values):
+        return ResultColumn(name, ColumnType.BLOB, character_set=CharacterSet.binary)
+    return ResultColumn(name, _KIND_TYPES[kind])
 
 
 @dataclass(frozen=True, slots=True)

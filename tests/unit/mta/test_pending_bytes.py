@@ -10,10 +10,9 @@ from pathlib import Path
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.mta.pending import STATE
 from spark_replica.applier_core.storage import RowChange
-from tests.unit.csa_apply.faults import RecordingEngine
-from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
+from tests.unit.csa_apply.harness import WAIT, copy_into_relay_log, engine_content, generate
 from tests.unit.csa_apply.test_conflicts import SPEC, Stream, _update
-from tests.unit.mta.harness import MtaReplica, wait_until
+from tests.unit.mta.harness import MtaReplica, TimelineEngine, wait_until
 
 UUID = SPEC.server_uuid
 LIMIT = 1024
@@ -40,17 +39,20 @@ def test_queued_bytes_stay_under_the_limit(tmp_path: Path) -> None:
     changes = _chain(stream, 40)
     transactions = [stream.transaction(n, change) for n, change in enumerate(changes, 1)]
     stream.write(tmp_path, *transactions)
-    engine = RecordingEngine()
+    engine = TimelineEngine()
     first = transactions[0].gno
     release = engine.faults.hold_apply[first] = threading.Event()
+    began = engine.began[first] = threading.Event()
     replica = MtaReplica(tmp_path / "data", workers=1, commit_order=False, engine=engine)
     replica.settings.set_internal("replica_pending_jobs_size_max", LIMIT)
     try:
         channel = replica.start()
-        assert wait_until(lambda: replica.status.snapshot().sql_state_text == STATE)
         [worker] = channel.workers
-        queued = len(worker.queue)
-        assert 1 <= queued < len(transactions) - 1
+        assert began.wait(WAIT)  # the worker took T1: from now on it takes nothing
+        # (Until the coordinator sees T1 taken it may still show the wait that came before.)
+        assert wait_until(lambda: replica.status.snapshot().sql_state_text == STATE
+                          and len(worker.queue) > 0)  # fmt: skip
+        assert len(worker.queue) < len(transactions) - 1
         assert 0 < channel.pending.total <= LIMIT
         release.set()
         assert replica.wait_for(f"{UUID}:1-{transactions[-1].gno}")

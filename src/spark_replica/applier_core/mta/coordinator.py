@@ -7,10 +7,10 @@ Format_description, GTID and Query events are decoded here; workers decode the r
 those whose GTID is executed, waits on the logical clock until each may start (WL6314.SLAVE.2)
 and hands it whole to a worker, an idle one first, else the least loaded (WL6314.SLAVE.3),
 through the worker's bounded queue (WL5569.WQ.2), once the bytes queued and not yet taken by
-the workers leave room for it under ``replica_pending_jobs_size_max`` (``pending.py``). With 0 workers the coordinator applies each
-transaction itself, single-threaded (WL5569.R0); it then reads through the asynchronous
-provider (thread ``mta-<channel>-reader``) so that a transaction whose end is not read yet can
-be applied while its events stream in.
+the workers leave room for it under ``replica_pending_jobs_size_max`` (``pending.py``). With
+0 workers the coordinator applies each transaction itself, single-threaded (WL5569.R0); it
+then reads through the asynchronous provider (thread ``mta-<channel>-reader``) so that a
+transaction whose end is not read yet can be applied while its events stream in.
 
 With ``replica_parallel_type=DATABASE`` (read at START) and workers, the coordinator schedules
 by database partitions instead (WL#5569, ``partitions.py``): it reads each transaction through

@@ -43,7 +43,7 @@ from spark_replica.applier_core.mta.failure import (
 from spark_replica.applier_core.mta.gaq import GroupQueue
 from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
-from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.progress import PUBLISH_INTERVAL, ExecutedGtids
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
 from spark_replica.applier_core.storage.locks import deadlock_error
 
@@ -285,3 +285,5 @@ class TransactionRunner:
         else:
             self.execution.admission.ended(work.stamp.sequence_number)
         work.trx.finish(success=outcome is not Outcome.GIVEN_UP)
+        if outcome is Outcome.COMMITTED:  # the coordinator may be waiting on the clock
+            self.execution.executed.publish(at_most_every=PUBLISH_INTERVAL, wait=False)
