@@ -74,6 +74,17 @@ def _wait_for_all(cursor: Any, everything: GtidSet) -> None:
     _poll(cursor, lambda c: everything.is_subset(_executed(c)))
 
 
+def _drain_and_stop(cursor: Any, everything: GtidSet) -> None:
+    """Wait until ``everything`` is executed, with the SQL thread running clean, then STOP it:
+    no thread is left and the executed set is exactly ``everything``."""
+    _wait_for_all(cursor, everything)
+    status = _status(cursor)
+    assert (status["Replica_SQL_Running"], status["Last_SQL_Errno"]) == ("Yes", 0)
+    cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")
+    assert _threads() == []
+    assert _executed(cursor) == everything
+
+
 def _last_applied(cursor: Any) -> list[int]:
     """The GTID numbers of each worker's LAST_APPLIED_TRANSACTION (0: none yet)."""
     cursor.execute(
@@ -133,12 +144,7 @@ def test_t50_the_pool_size_changes_at_the_next_start(
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c2'")
             assert _threads() == ["mta-c2-coordinator", *_workers(4)]
             assert len(_last_applied(cursor)) == 4
-            _wait_for_all(cursor, everything)
-            status = _status(cursor)
-            assert (status["Replica_SQL_Running"], status["Last_SQL_Errno"]) == ("Yes", 0)
-            cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")
-            assert _threads() == []
-            assert _executed(cursor) == everything
+            _drain_and_stop(cursor, everything)
     finally:
         release.set()
     assert engine_content(engine) == content
@@ -197,12 +203,7 @@ def test_t51_the_parallel_type_changes_at_the_next_start(
             cursor.execute("SET GLOBAL replica_preserve_commit_order = 0")
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c2'")
             assert _threads() == ["mta-c2-coordinator", "mta-c2-reader", *_workers(2)]
-            _wait_for_all(cursor, everything)
-            status = _status(cursor)
-            assert (status["Replica_SQL_Running"], status["Last_SQL_Errno"]) == ("Yes", 0)
-            cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")
-            assert _threads() == []
-            assert _executed(cursor) == everything
+            _drain_and_stop(cursor, everything)
     finally:
         release.set()
     assert engine_content(engine) == content
@@ -319,12 +320,7 @@ def test_recovery_after_an_error_with_gaps_applies_only_what_is_missing(
 
             _commit_locally(engine, table, RowChange.delete(row))
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c2'")
-            _wait_for_all(cursor, everything)
-            status = _status(cursor)
-            assert (status["Replica_SQL_Running"], status["Last_SQL_Errno"]) == ("Yes", 0)
-            cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")
-            assert _threads() == []
-            assert _executed(cursor) == everything
+            _drain_and_stop(cursor, everything)
             assert engine_content(engine) == content
             assert _replicated_commits(engine) == list(range(1, len(transactions) + 1))
             workers = _worker_rows(cursor)

@@ -4,6 +4,7 @@ that has prepared and waits for its commit turn holds a row lock an earlier one 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from spark_replica.applier_core.binlog.generator.schema import TableDef
@@ -57,24 +58,41 @@ class Stream:
         copy_into_relay_log(files, tmp_path / "data")
 
 
+@dataclass
+class Crossing:
+    """T1 changes rows 2 and 1; T2, later and claiming no dependency on T1, changes row 1
+    after it. In the engine, T1 starts only once T2 has prepared (and so holds row 1)."""
+
+    t1: GeneratedTransaction
+    t2: GeneratedTransaction
+    t1_row2: RowChange
+    t2_row1: RowChange
+    engine: RecordingEngine
+
+    @classmethod
+    def write(cls, tmp_path: Path) -> Crossing:
+        stream = Stream()
+        table, rows = stream.table, stream.rows
+        t1_row2 = _update(table, rows[2], 1, 1001)
+        t1_row1 = _update(table, rows[1], 1, 1002)
+        assert t1_row1.after is not None
+        t2_row1 = _update(table, t1_row1.after, 1, 2003)
+        t1 = stream.transaction(1, t1_row2, t1_row1)
+        t2 = stream.transaction(2, t2_row1)
+        stream.write(tmp_path, t1, t2)
+        engine = RecordingEngine()
+        t2_prepared = threading.Event()
+        engine.faults.hold_apply[t1.gno] = t2_prepared
+        engine.faults.prepared[t2.gno] = t2_prepared
+        return cls(t1, t2, t1_row2, t2_row1, engine)
+
+
 def test_t69_a_prepared_later_transaction_is_rolled_back_and_applied_again(
     tmp_path: Path,
 ) -> None:
-    stream = Stream()
-    table, rows = stream.table, stream.rows
-    # T1 changes rows 2 and 1; T2 (later, claiming no dependency on T1) changes row 1.
-    t1_row2 = _update(table, rows[2], 1, 1001)
-    t1_row1 = _update(table, rows[1], 1, 1002)
-    assert t1_row1.after is not None
-    t2_row1 = _update(table, t1_row1.after, 1, 2003)
-    t1 = stream.transaction(1, t1_row2, t1_row1)
-    t2 = stream.transaction(2, t2_row1)
-    stream.write(tmp_path, t1, t2)
-
-    engine = RecordingEngine()
-    t2_prepared = threading.Event()
-    engine.faults.hold_apply[t1.gno] = t2_prepared  # T1 starts only once T2 has prepared
-    engine.faults.prepared[t2.gno] = t2_prepared
+    crossing = Crossing.write(tmp_path)
+    t1, t2, engine = crossing.t1, crossing.t2, crossing.engine
+    t1_row2, t2_row1 = crossing.t1_row2, crossing.t2_row1
     replica = Replica(tmp_path / "data", workers=2, commit_order=True, engine=engine)
     try:
         replica.start()

@@ -12,7 +12,7 @@ from spark_replica.applier_core.channels.status import WorkerStatus
 from spark_replica.applier_core.storage import TransactionRef
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import WAIT, copy_into_relay_log, generate, insert_locally
-from tests.unit.csa_apply.test_conflicts import Stream, _update
+from tests.unit.csa_apply.test_conflicts import Crossing, Stream, _update
 from tests.unit.mta.harness import MtaReplica, channel_threads
 
 UUID = WorkloadSpec().server_uuid
@@ -35,20 +35,9 @@ def test_t65_a_later_transaction_waiting_for_its_turn_gives_its_lock_up(tmp_path
     """T2 (later, same commit parent) has applied row 1 and waits for its commit turn; T1
     then needs row 1. T2 rolls back (ER_LOCK_DEADLOCK, a retry), T1 commits first, then T2.
     The lock wait timeout is an hour: only the commit-order deadlock handling can end it."""
-    stream = Stream()
-    table, rows = stream.table, stream.rows
-    t1_row2 = _update(table, rows[2], 1, 1001)
-    t1_row1 = _update(table, rows[1], 1, 1002)
-    assert t1_row1.after is not None
-    t2_row1 = _update(table, t1_row1.after, 1, 2003)
-    t1 = stream.transaction(1, t1_row2, t1_row1)
-    t2 = stream.transaction(2, t2_row1)
-    stream.write(tmp_path, t1, t2)
-
-    engine = RecordingEngine()
-    t2_prepared = threading.Event()
-    engine.faults.hold_apply[t1.gno] = t2_prepared  # T1 starts once T2 waits for its turn
-    engine.faults.prepared[t2.gno] = t2_prepared
+    crossing = Crossing.write(tmp_path)  # T1 starts once T2 waits for its turn
+    t1, t2, engine = crossing.t1, crossing.t2, crossing.engine
+    t1_row2, t2_row1 = crossing.t1_row2, crossing.t2_row1
     replica = MtaReplica(tmp_path / "data", workers=2, commit_order=True, engine=engine)
     replica.settings.set_internal("innodb_lock_wait_timeout", 3600)
     try:
