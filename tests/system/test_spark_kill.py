@@ -1,10 +1,12 @@
 """Crash safety of the Spark engine (issue: "kills the server process with SIGKILL at random
 points during apply, flush and compaction, at least 20 times, restarts it, lets it finish,
-and compares every table with the generator's expected content").
+and compares every table with the generator's expected content"), with either applier.
 
-A real ``spark-replica serve`` child applies a generated relay log through a CSA channel
-into Spark, flushing every 50 ms and compacting every 2 batches so that apply, flush and
-compaction are all under way most of the time; once the restarted channel is applying again,
+A real ``spark-replica serve`` child applies a generated relay log through a CSA channel, or
+a legacy multi-threaded one with commit order off (whose commits are out of relay-log order,
+so a kill can leave transactions committed after one that was not), into Spark, flushing
+every 50 ms and compacting every 2 batches so that apply, flush and compaction are all under
+way most of the time; once the restarted channel is applying again,
 it is killed with SIGKILL after a random delay (seeded), restarted and told to START REPLICA
 again, until the channel has applied everything. Then every table, read from Spark by a fresh
 engine, must equal the content the generator computed: no lost and no duplicated
@@ -31,13 +33,18 @@ from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, ge
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
 
-KILLS = 20
 SEED = 20261121
-CHANNEL = (
+CSA_CHANNEL = (
     "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1, "
     "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4 "
     "FOR CHANNEL 'c1'"
 )
+MTA_CHANNEL = (
+    "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1 FOR CHANNEL 'c1'"
+)
+#: Run after each start of the server, before START REPLICA (global variables do not persist).
+MTA_SETTINGS = ("SET GLOBAL replica_parallel_workers = 4",
+                "SET GLOBAL replica_preserve_commit_order = 0")  # fmt: skip
 CONFIG = """
 [spark]
 flush_interval = 0.05
@@ -66,7 +73,14 @@ def _executed(cursor: Any) -> GtidSet:
     return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
-def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("channel", "settings", "kills"),
+    [(CSA_CHANNEL, (), 20), (MTA_CHANNEL, MTA_SETTINGS, 8)],
+    ids=["csa", "mta"],
+)
+def test_sigkill_at_random_points_loses_and_duplicates_nothing(
+    spark: Any, tmp_path: Path, channel: str, settings: tuple[str, ...], kills: int
+) -> None:
     transactions, content, files = generate(SPEC, tmp_path / "source")
     data = tmp_path / "data"
     config = tmp_path / "replica.toml"
@@ -77,15 +91,17 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_p
 
     with server_process(data, config) as server:
         with connect(server.port) as conn, conn.cursor() as cursor:
-            cursor.execute(CHANNEL)
+            cursor.execute(channel)
         assert server.stop() == 0
     copy_into_relay_log(files, data, "c1")
 
-    for _ in range(KILLS):
+    for _ in range(kills):
         with server_process(data, config) as server:
             with connect(server.port) as conn, conn.cursor() as cursor:
                 durable = _executed(cursor).count()  # at start: what the engine recorded
                 progress.append(durable)
+                for statement in settings:
+                    cursor.execute(statement)
                 cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
                 # Kill while applying: once this run has recorded a batch of its own (or
                 # has nothing left), at a random moment within the next flushes and
@@ -99,6 +115,8 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_p
 
     with server_process(data, config) as server:
         with connect(server.port) as conn, conn.cursor() as cursor:
+            for statement in settings:
+                cursor.execute(statement)
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
             deadline = time.monotonic() + WAIT
             while not everything.is_subset(_executed(cursor)):
@@ -110,7 +128,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark: Any, tmp_p
         assert server.stop() == 0
 
     # The kills landed at different points: progress was made between some and not others.
-    assert len(set(progress)) > KILLS // 2, progress
+    assert len(set(progress)) > kills // 2, progress
     store = open_store(f"sqlite:///{data / 'metadata.db'}")
     engine = SparkEngine(spark, str(data / "warehouse"), store)
     try:
