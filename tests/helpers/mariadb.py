@@ -1,0 +1,137 @@
+"""A Debian MariaDB server as a live binlog source: installed by ``.ci/run``, started per test
+session in a scratch directory on a free loopback port, with ROW binlogs, full row images and
+full row metadata, and stopped with SIGTERM at the end (notes: ecosystem §9)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The replication account every test uses, and its password.
+REPL_USER = "repl"
+REPL_PASSWORD = "repl-secret"
+#: The root account's password (root logs in with mysql_native_password over TCP).
+ROOT_PASSWORD = "root-secret"
+START_TIMEOUT = 60.0
+
+_CONFIG = """[mariadbd]
+user={user}
+datadir={root}/data
+socket={root}/mariadb.sock
+pid-file={root}/mariadb.pid
+port={port}
+bind-address=127.0.0.1
+server_id=1
+log_bin={root}/data/mariadb-bin
+binlog_format=ROW
+binlog_row_image=FULL
+binlog_row_metadata=FULL
+gtid_strict_mode=1
+gtid_domain_id=0
+skip-name-resolve
+innodb_buffer_pool_size=64M
+"""
+
+
+@dataclass(frozen=True)
+class MariaDB:
+    """A running MariaDB: where it listens and its accounts."""
+
+    host: str
+    port: int
+    root: Path
+
+    def sql(self, statement: str) -> str:
+        """Run ``statement`` as root through the mariadb CLI; its tab-separated output."""
+        done = subprocess.run(
+            ["mariadb", f"--socket={self.root / 'mariadb.sock'}", "-uroot",
+             f"-p{ROOT_PASSWORD}", "--batch", "--skip-column-names", "-e", statement],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"{statement!r} failed: {done.stderr.strip()}")
+        return done.stdout
+
+
+def available() -> bool:
+    """Whether Debian's mariadb-server is installed here."""
+    return shutil.which("mariadbd") is not None and shutil.which("mariadb-install-db") is not None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _run_as() -> str:
+    """The account mariadbd runs as: the one we are (as root it must be told so)."""
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+@contextmanager
+def running_mariadb(root: Path) -> Iterator[MariaDB]:
+    """Install a fresh data directory under ``root``, start mariadbd, create the accounts;
+    stop it on exit."""
+    root.mkdir(parents=True, exist_ok=True)
+    user = _run_as()
+    port = _free_port()
+    config = root / "my.cnf"
+    config.write_text(_CONFIG.format(user=user, root=root, port=port))
+    subprocess.run(
+        ["mariadb-install-db", f"--defaults-file={config}",
+         "--auth-root-authentication-method=normal", "--skip-test-db"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    log = (root / "mariadbd.log").open("ab")
+    process = subprocess.Popen(
+        ["mariadbd", f"--defaults-file={config}"], stdout=log, stderr=subprocess.STDOUT
+    )
+    server = MariaDB("127.0.0.1", port, root)
+    try:
+        _wait_ready(root / "mariadb.sock", process)
+        server_sql = subprocess.run(
+            ["mariadb", f"--socket={root / 'mariadb.sock'}", "-uroot", "-e",
+             f"ALTER USER root@localhost IDENTIFIED BY '{ROOT_PASSWORD}';"
+             f"CREATE OR REPLACE USER root@'127.0.0.1' IDENTIFIED BY '{ROOT_PASSWORD}';"
+             "GRANT ALL ON *.* TO root@'127.0.0.1' WITH GRANT OPTION;"
+             f"CREATE USER {REPL_USER}@'%' IDENTIFIED BY '{REPL_PASSWORD}';"
+             f"GRANT REPLICATION SLAVE, REPLICATION CLIENT, SELECT, BINLOG MONITOR,"
+             f" REPLICATION MASTER ADMIN ON *.* TO {REPL_USER}@'%';"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        if server_sql.returncode != 0:
+            raise RuntimeError(f"setting up MariaDB's accounts failed: {server_sql.stderr}")
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(START_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _wait_ready(sock: Path, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"mariadbd exited with {process.returncode}; see its log")
+        probe = subprocess.run(
+            ["mariadb-admin", f"--socket={sock}", "-uroot", "ping"],
+            capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+        if probe.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("mariadbd did not answer in time")
+        time.sleep(0.1)

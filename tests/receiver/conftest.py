@@ -1,0 +1,17 @@
+"""A MariaDB server for the receiver's tests, one per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.helpers.mariadb import MariaDB, available, running_mariadb
+
+
+@pytest.fixture(scope="session")
+def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
+    if not available():
+        pytest.fail("Debian's mariadb-server is needed (`.ci/run` installs it)")
+    with running_mariadb(tmp_path_factory.mktemp("mariadb")) as server:
+        yield server
