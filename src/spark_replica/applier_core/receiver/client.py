@@ -191,6 +191,19 @@ class SourceClient:
         """Run a statement whose result set, if any, is not needed."""
         self.query(sql)
 
+    def expect_ok(self) -> None:
+        """Read the OK packet that answers a command. Raises ``SourceError``."""
+        packet = self.read_packet()
+        if packet[0] != 0x00:
+            raise self.error_of(packet)
+
+    @staticmethod
+    def error_of(packet: bytes) -> SourceError:
+        """The error an unexpected packet stands for: the source's own for an ERR packet."""
+        if packet[:1] == b"\xff":
+            return _error(packet)
+        return SourceError(CR_SERVER_LOST, "Malformed packet")
+
     def command(self, code: int, body: bytes = b"") -> None:
         """Send a command packet (a new sequence starts)."""
         self._seq = 0
