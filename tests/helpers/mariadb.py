@@ -49,13 +49,17 @@ class MariaDB:
     port: int
     root: Path
 
+    def command(self, statement: str) -> list[str]:
+        """The mariadb CLI command that runs ``statement`` as root."""
+        socket_path = self.root / "mariadb.sock"
+        return ["mariadb", f"--socket={socket_path}", "-uroot", f"-p{ROOT_PASSWORD}",
+                "--batch", "--skip-column-names", "-e", statement]  # fmt: skip
+
     def sql(self, statement: str) -> str:
         """Run ``statement`` as root through the mariadb CLI; its tab-separated output."""
         done = subprocess.run(
-            ["mariadb", f"--socket={self.root / 'mariadb.sock'}", "-uroot",
-             f"-p{ROOT_PASSWORD}", "--batch", "--skip-column-names", "-e", statement],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            self.command(statement), capture_output=True, text=True, timeout=60, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{statement!r} failed: {done.stderr.strip()}")
         return done.stdout

@@ -4,6 +4,7 @@ source does not have). The events come whole and decode with the project's binlo
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +20,7 @@ from spark_replica.applier_core.receiver.dump import (
     prepare_mariadb,
     register_replica,
 )
+from spark_replica.applier_core.receiver.mariadb import CommitGroups
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
 
 REPLICA_SERVER_ID = 100
@@ -96,3 +98,29 @@ def test_a_waiting_dump_is_listed_as_a_replica(mariadb: MariaDB, client: SourceC
             break
     hosts = [line.split("\t") for line in mariadb.sql("SHOW SLAVE HOSTS").splitlines()]
     assert [h[:3] for h in hosts] == [[str(REPLICA_SERVER_ID), "replica.example", "3307"]]
+
+
+def test_a_group_commit_becomes_one_logical_clock_group(
+    mariadb: MariaDB, client: SourceClient
+) -> None:
+    """Four clients commit at once while MariaDB waits for four commits per group
+    (binlog_commit_wait_count): the dump shows one commit id on the four GTIDs, and the
+    adapter gives them one last_committed, so the appliers run them in parallel."""
+    mariadb.sql(
+        "CREATE DATABASE IF NOT EXISTS dump; CREATE TABLE IF NOT EXISTS dump.g "
+        "(id INT PRIMARY KEY); DELETE FROM dump.g"
+    )
+    before = _current_position(mariadb)
+    mariadb.sql("SET GLOBAL binlog_commit_wait_count = 4, binlog_commit_wait_usec = 5000000")
+    try:
+        clients = [subprocess.Popen(mariadb.command(f"INSERT INTO dump.g VALUES ({n})"))
+                   for n in range(1, 5)]  # fmt: skip
+        assert [c.wait(60) for c in clients] == [0, 0, 0, 0]
+    finally:
+        mariadb.sql("SET GLOBAL binlog_commit_wait_count = 0, binlog_commit_wait_usec = 100000")
+    gtids = [e for e in _pull(client, before) if isinstance(e, MariadbGtid)]
+    assert len(gtids) == 4
+    commit_ids = {g.commit_id for g in gtids}
+    assert len(commit_ids) == 1 and None not in commit_ids
+    groups = CommitGroups()
+    assert [groups.next(g) for g in gtids] == [(0, 1), (0, 2), (0, 3), (0, 4)]
