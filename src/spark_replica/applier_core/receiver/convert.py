@@ -1,0 +1,100 @@
+"""A MariaDB source's events in the form both appliers read: a MySQL 8.4 source's.
+
+The relay log of a channel on a MariaDB source holds what a MySQL source would have sent
+(docs/decisions/0009):
+- its Format_description becomes a MySQL 8.4 one (same server id, version text, checksum);
+- each MariaDB GTID event (162) becomes a GTID event (33) holding the GTID under its encoded
+  UUID, with the logical clock ``CommitGroups`` derives from the commit ids, followed by a
+  BEGIN Query event unless the transaction is standalone (MariaDB writes no BEGIN);
+- Annotate_rows (160), Binlog_checkpoint (161) and Gtid_list (163) are left out: they only
+  describe, and the replica keeps its own GTID state;
+- every other event (Query, Table_map, rows events, Xid, Rotate) goes through unchanged.
+Converted events keep the source's log positions in their headers, so Exec_Source_Log_Pos
+still names the source's binary log.
+"""
+
+from __future__ import annotations
+
+from spark_replica.applier_core.binlog.codec import encode_event
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.events import (
+    FormatDescription,
+    Gtid,
+    make_header,
+)
+from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid
+from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.stream import StreamDecoder
+from spark_replica.applier_core.receiver.mariadb import CommitGroups, gtid_in_set
+
+ANNOTATE_ROWS = 160
+BINLOG_CHECKPOINT = 161
+GTID_LIST = 163
+_DROPPED = frozenset({ANNOTATE_ROWS, BINLOG_CHECKPOINT, GTID_LIST})
+
+
+class MariadbConverter:
+    """Converts one MariaDB dump, event by event, in order (one owner)."""
+
+    def __init__(self) -> None:
+        self._decoder = StreamDecoder()
+        self._groups = CommitGroups()
+        self._checksum = True
+
+    def __repr__(self) -> str:
+        return f"<MariadbConverter checksum={self._checksum}>"
+
+    def convert(self, raw: bytes) -> list[bytes]:
+        """The events to write for the source's event ``raw`` (none, one or two).
+
+        Raises:
+            BinlogError: ``raw`` is not a whole, valid event.
+        """
+        header = raw[4]
+        if header in _DROPPED:
+            self._decoder.decode(raw)  # checked all the same
+            return []
+        if header not in (EventType.FORMAT_DESCRIPTION, 162):
+            return [raw]
+        event = self._decoder.decode(raw)
+        if isinstance(event, FormatDescription):
+            return [self._format_description(event)]
+        assert isinstance(event, MariadbGtid)
+        return self._gtid(event)
+
+    def _format_description(self, event: FormatDescription) -> bytes:
+        self._groups.reset()  # a new binary log file: the clock starts again
+        self._checksum = event.checksums
+        header = event.header
+        mysql = FormatDescription.for_server(
+            event.server_version, checksum=event.checksums, server_id=header.server_id,
+            timestamp=header.timestamp, create_timestamp=event.create_timestamp,
+            flags=header.flags,
+        )  # fmt: skip
+        return encode_event(mysql, checksum=event.checksums, log_pos=header.log_pos)
+
+    def _gtid(self, event: MariadbGtid) -> list[bytes]:
+        header = event.header
+        uuid, gno = gtid_in_set(event)
+        last_committed, sequence_number = self._groups.next(event)
+        committed_us = header.timestamp * 1_000_000
+        gtid = Gtid(
+            make_header(EventType.GTID, timestamp=header.timestamp, server_id=header.server_id),
+            flags=0,
+            uuid=uuid,
+            gno=gno,
+            last_committed=last_committed,
+            sequence_number=sequence_number,
+            immediate_commit_timestamp=committed_us,
+            original_commit_timestamp=committed_us,
+        )
+        events = [encode_event(gtid, checksum=self._checksum, log_pos=header.log_pos)]
+        if not event.standalone:
+            begin = Query.build(
+                make_header(
+                    EventType.QUERY, timestamp=header.timestamp, server_id=header.server_id
+                ),
+                "BEGIN",
+            )
+            events.append(encode_event(begin, checksum=self._checksum, log_pos=header.log_pos))
+        return events
