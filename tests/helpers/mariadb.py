@@ -104,6 +104,7 @@ def running_mariadb(root: Path) -> Iterator[MariaDB]:
         _wait_ready(root / "mariadb.sock", process)
         server_sql = subprocess.run(
             ["mariadb", f"--socket={root / 'mariadb.sock'}", "-uroot", "-e",
+             "SET sql_log_bin = 0;"  # accounts are not part of what replicas replay
              f"ALTER USER root@localhost IDENTIFIED BY '{ROOT_PASSWORD}';"
              f"CREATE OR REPLACE USER root@'127.0.0.1' IDENTIFIED BY '{ROOT_PASSWORD}';"
              "GRANT ALL ON *.* TO root@'127.0.0.1' WITH GRANT OPTION;"

@@ -12,6 +12,7 @@ from spark_replica.applier_core.channels.components import Components
 from spark_replica.applier_core.channels.config import ApplierVersion
 from spark_replica.applier_core.csa.applier import CsaApplier
 from spark_replica.applier_core.mta.applier import MtaApplier
+from spark_replica.applier_core.receiver.thread import Receivers
 from spark_replica.applier_core.storage import InMemoryEngine, StorageEngine
 
 
@@ -19,5 +20,6 @@ def default_components(engine: StorageEngine | None = None) -> Components:
     """The components of a server whose tables live in ``engine`` (default: in memory)."""
     engine = engine or InMemoryEngine()
     return Components(
-        appliers={ApplierVersion.CSA: CsaApplier(engine), ApplierVersion.MTA: MtaApplier(engine)}
+        appliers={ApplierVersion.CSA: CsaApplier(engine), ApplierVersion.MTA: MtaApplier(engine)},
+        receiver=Receivers(),
     )

@@ -154,6 +154,13 @@ class SourceClient:
             CR_CONN_HOST_ERROR, f"Can't connect to MySQL server on '{address}' ({errno})"
         ) from last
 
+    def abort(self) -> None:
+        """(Any thread) Shut the connection down: a read in progress ends with 2013."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def close(self) -> None:
         """Say goodbye (COM_QUIT) if possible and close. Idempotent."""
         if self._closed:

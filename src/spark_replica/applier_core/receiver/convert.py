@@ -40,6 +40,9 @@ class MariadbConverter:
         self._decoder = StreamDecoder()
         self._groups = CommitGroups()
         self._checksum = True
+        self._open: tuple[str, int, bool] | None = None  # uuid, gno, standalone
+        #: ``(uuid, gno)`` of the transaction the last converted event ended, else None.
+        self.ended: tuple[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"<MariadbConverter checksum={self._checksum}>"
@@ -50,17 +53,32 @@ class MariadbConverter:
         Raises:
             BinlogError: ``raw`` is not a whole, valid event.
         """
-        header = raw[4]
-        if header in _DROPPED:
+        self.ended = None
+        kind = raw[4]
+        if kind in _DROPPED:
             self._decoder.decode(raw)  # checked all the same
             return []
-        if header not in (EventType.FORMAT_DESCRIPTION, 162):
+        if kind == EventType.XID or (kind == EventType.QUERY and self._open is not None):
+            self._track_end(raw)
+        if kind not in (EventType.FORMAT_DESCRIPTION, 162):
             return [raw]
         event = self._decoder.decode(raw)
         if isinstance(event, FormatDescription):
             return [self._format_description(event)]
         assert isinstance(event, MariadbGtid)
         return self._gtid(event)
+
+    def _track_end(self, raw: bytes) -> None:
+        """An Xid, the Query of a standalone transaction (DDL) or a COMMIT ends the open
+        transaction."""
+        opened = self._open
+        if opened is None:
+            return
+        if raw[4] == EventType.QUERY and not opened[2]:
+            event = self._decoder.decode(raw)
+            if not (isinstance(event, Query) and event.query.upper() == "COMMIT"):
+                return
+        self.ended, self._open = (opened[0], opened[1]), None
 
     def _format_description(self, event: FormatDescription) -> bytes:
         self._groups.reset()  # a new binary log file: the clock starts again
@@ -76,6 +94,7 @@ class MariadbConverter:
     def _gtid(self, event: MariadbGtid) -> list[bytes]:
         header = event.header
         uuid, gno = gtid_in_set(event)
+        self._open = (uuid, gno, event.standalone)
         last_committed, sequence_number = self._groups.next(event)
         committed_us = header.timestamp * 1_000_000
         gtid = Gtid(

@@ -1,0 +1,200 @@
+"""A channel's receiver thread (START REPLICA IO_THREAD), for MariaDB sources.
+
+The thread ``receiver-<channel>`` connects to the source named by CHANGE REPLICATION SOURCE
+TO (the user and password of START REPLICA, when given, win), asks for everything after the
+GTIDs the replica has (executed or received, ``connect_state``), converts each event to a
+MySQL source's form (``convert.py``) and appends it to the channel's relay log, where the
+applier follows it. A transaction counts as received (Received_transaction_set) once its last
+event is written; the next START asks again for a transaction cut off by a stop, and the
+relay-log reader drops its first, partial copy.
+
+Stopping (``stop``, idempotent) shuts the connection down, which ends the blocking read, and
+joins the thread. An error ends the thread with MySQL's IO error number and text in SHOW
+REPLICA STATUS (1045 bad credentials, 2003 refused, 2005 unknown host, 1236 from the source).
+
+Not built yet: reconnecting (SOURCE_CONNECT_RETRY/SOURCE_RETRY_COUNT), heartbeats and
+replica_net_timeout, TLS, and MySQL sources (COM_BINLOG_DUMP_GTID).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from spark_replica.applier_core.binlog.codec import encode_event_at
+from spark_replica.applier_core.binlog.constants import EventFlag, EventType
+from spark_replica.applier_core.binlog.errors import BinlogError
+from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
+from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
+from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
+from spark_replica.applier_core.channels.status import ErrorInfo
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.client import SourceClient, SourceError
+from spark_replica.applier_core.receiver.convert import MariadbConverter
+from spark_replica.applier_core.receiver.dump import (
+    dump_mariadb,
+    events,
+    prepare_mariadb,
+    register_replica,
+)
+from spark_replica.applier_core.receiver.mariadb import connect_state
+
+logger = logging.getLogger(__name__)
+
+CONNECTING = "Connecting to source"
+WAITING = "Waiting for source to send event"
+RELAY_SERVER_VERSION = "8.4.0"
+
+
+class Receivers:
+    """The receiver component ``Components.receiver`` holds."""
+
+    def start_receiver(self, context: ThreadContext) -> RunningThreads:
+        receiver = Receiver(context)
+        receiver.start()
+        return receiver
+
+
+class Receiver:
+    """One channel's receiver thread (see the module text)."""
+
+    def __init__(self, context: ThreadContext) -> None:
+        self.context = context
+        self.name = context.config.name
+        connection, credentials = context.config.connection, context.credentials
+        self.host, self.port = connection.host, connection.port
+        self.user = credentials.user if credentials.user is not None else connection.user
+        self._password = (
+            credentials.password if credentials.password is not None else connection.password
+        )
+        self.server_id = context.settings.get_int("server_id")
+        self.timeout = float(context.settings.get_int("replica_net_timeout"))
+        self.relay_log = context.relay_logs.get(self.name)
+        self.received = GtidSet.parse(context.status.snapshot().received_transaction_set)
+        # _lock guards _client and _started against a concurrent stop.
+        self._lock = threading.Lock()
+        self._client: SourceClient | None = None
+        self._writer: RelayLogWriter | None = None  # the receiver thread's
+        self._started = False
+        self._stop = threading.Event()
+        label = f"receiver-{self.name}" if self.name else "receiver"
+        self._thread = threading.Thread(target=self._run, name=label)
+
+    def __repr__(self) -> str:
+        return f"<Receiver '{self.name}' {self.user}@{self.host}:{self.port}>"
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started or self._stop.is_set():
+                return
+            self._started = True
+            self._thread.start()
+
+    def stop(self) -> None:
+        """STOP REPLICA IO_THREAD: end the dump and join the thread. Idempotent; not from the
+        receiver's own thread."""
+        self._stop.set()
+        with self._lock:
+            client, started = self._client, self._started
+        if client is not None:
+            client.abort()
+        if started:
+            self._thread.join()
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        error: ErrorInfo | None = None
+        try:
+            self._receive()
+        except SourceError as exc:
+            if not self._stop.is_set():
+                error = ErrorInfo.now(exc.code, self._io_message(exc))
+        except (BinlogError, OSError) as exc:
+            if not self._stop.is_set():
+                message = f"Relay log write failure: {exc}"
+                error = ErrorInfo.now(ErrorCode.UNKNOWN_ERROR, message)
+        except Exception as exc:  # a bug: stop the channel's receiver with it rather than hang
+            logger.exception("the receiver of channel %r failed", self.name)
+            error = ErrorInfo.now(ErrorCode.UNKNOWN_ERROR, f"Fatal error: {exc}")
+        finally:
+            with self._lock:
+                client, self._client = self._client, None
+            if client is not None:
+                client.close()
+        if error is not None:
+            logger.error("Replica I/O for channel '%s': %s", self.name, error.message)
+        if not self._stop.is_set() or error is not None:
+            self.context.exited(error)
+
+    def _receive(self) -> None:
+        status = self.context.status
+        status.update(io_connecting=True, io_state_text=CONNECTING)
+        client = SourceClient.connect(
+            self.host, self.port, self.user, self._password, timeout=self.timeout
+        )
+        with self._lock:
+            self._client = client
+        if self._stop.is_set():
+            return
+        assert client.handshake is not None
+        if "MariaDB" not in client.handshake.server_version:
+            raise SourceError(
+                ErrorCode.NOT_SUPPORTED_YET,
+                "This version of MySQL doesn't yet support 'replicating from a MySQL source "
+                f"({client.handshake.server_version}); MariaDB sources are supported'",
+            )
+        position = connect_state(self.context.executed.snapshot().union(self.received))
+        prepare_mariadb(client, position)
+        register_replica(client, self.server_id)
+        dump_mariadb(client, self.server_id)
+        status.update(io_connecting=False, io_state_text=WAITING)
+        writer = RelayLogWriter(
+            self.relay_log, make_header=self._relay_header, make_rotate=self._rotate_event
+        )
+        self._writer = writer
+        writer.open()
+        try:
+            self._copy(client, writer)
+        finally:
+            writer.close()
+
+    def _copy(self, client: SourceClient, writer: RelayLogWriter) -> None:
+        converter = MariadbConverter()
+        status = self.context.status
+        for raw in events(client):
+            for event in converter.convert(raw):
+                writer.append(event)
+            ended = converter.ended
+            if ended is not None:
+                self.received.add(ended[0], "", ended[1])
+                status.update(received_transaction_set=self.received.format(","))
+
+    # -- relay log events ----------------------------------------------------------------------
+
+    def _relay_header(self) -> bytes:
+        fde = FormatDescription.for_server(
+            RELAY_SERVER_VERSION, server_id=self.server_id, flags=EventFlag.RELAY_LOG
+        )
+        return encode_event_at(fde, 4, checksum=True)
+
+    def _rotate_event(self, next_name: str) -> bytes:
+        rotate = Rotate(
+            make_header(EventType.ROTATE, server_id=self.server_id, flags=EventFlag.RELAY_LOG),
+            4,
+            next_name,
+        )
+        assert self._writer is not None
+        return encode_event_at(rotate, self._writer.position.offset, checksum=True)
+
+    def _io_message(self, exc: SourceError) -> str:
+        """Last_IO_Error's text: a connection error names the source as MySQL's does."""
+        if self.context.status.snapshot().io_connecting:
+            connection = self.context.config.connection
+            return (
+                f"Error connecting to source '{self.user}@{self.host}:{self.port}'. This was "
+                f"attempt 1/{connection.retry_count}, with a delay of "
+                f"{connection.connect_retry} seconds between attempts. Message: {exc.message}"
+            )
+        return exc.message

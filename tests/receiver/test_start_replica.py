@@ -1,0 +1,119 @@
+"""START REPLICA on a channel whose source is a live MariaDB: the receiver thread pulls by
+GTID into the relay log and the applier applies it, with the source's content on both sides;
+STOP joins every thread; bad credentials and a refused connection show MySQL's IO errors
+(issue 7 §1, §3, §4)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
+from spark_replica.applier_core.storage import InMemoryEngine, TableRef
+from spark_replica.server.components import default_components
+from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.server import connect, running_server
+
+WAIT = 60.0
+
+
+@pytest.fixture
+def engine() -> InMemoryEngine:
+    return InMemoryEngine()
+
+
+@pytest.fixture
+def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
+    with running_server(tmp_path / "data", default_components(engine)) as server:
+        yield server.port
+
+
+def _change_source(mariadb: MariaDB, password: str = REPL_PASSWORD, **extra: Any) -> str:
+    options = ", ".join(f"{k}={v}" for k, v in extra.items())
+    return (
+        f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{mariadb.host}', SOURCE_PORT={mariadb.port}, "
+        f"SOURCE_USER='{REPL_USER}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1"
+        + (f", {options}" if options else "")
+        + " FOR CHANNEL 'm1'"
+    )
+
+
+def _status(cursor: Any) -> dict[str, Any]:
+    cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'm1'")
+    names = [d[0] for d in cursor.description]
+    return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def _poll(cursor: Any, done: Any) -> dict[str, Any]:
+    """SHOW REPLICA STATUS until ``done(status)``, as a DBA polls."""
+    deadline = time.monotonic() + WAIT
+    while not done(status := _status(cursor)):
+        assert time.monotonic() < deadline, {k: v for k, v in status.items() if v not in ("", 0)}
+        time.sleep(0.05)
+    return status
+
+
+def _threads() -> list[str]:
+    prefixes = ("receiver-m1", "mta-m1")
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith(prefixes))
+
+
+def _rows(engine: InMemoryEngine, table: str) -> list[tuple[object, ...]]:
+    return sorted(engine.rows(TableRef("live", table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+
+
+def test_start_replica_replicates_a_live_mariadb(
+    mariadb: MariaDB, port: int, engine: InMemoryEngine
+) -> None:
+    mariadb.sql("DROP DATABASE IF EXISTS live; CREATE DATABASE live; "
+                "CREATE TABLE live.t (id INT PRIMARY KEY, v VARCHAR(20))")  # fmt: skip
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(_change_source(mariadb))
+        cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+        assert "receiver-m1" in _threads()
+        mariadb.sql("INSERT INTO live.t VALUES (1, 'a'), (2, 'b'); UPDATE live.t SET v = 'B' "
+                    "WHERE id = 2; INSERT INTO live.t VALUES (3, 'c'); DELETE FROM live.t "
+                    "WHERE id = 1")  # fmt: skip
+        domain, server, last = (int(p) for p in mariadb.sql(
+            "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
+        newest = GtidSet.parse(f"{mariadb_uuid(domain, server)}:{last}")
+
+        def caught_up(status: dict[str, Any]) -> bool:
+            cursor.execute("SELECT @@global.gtid_executed")
+            return newest.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
+
+        status = _poll(cursor, caught_up)
+        assert (status["Replica_IO_Running"], status["Replica_SQL_Running"]) == ("Yes", "Yes")
+        assert (status["Last_IO_Errno"], status["Last_SQL_Errno"]) == (0, 0)
+        assert status["Replica_IO_State"] == "Waiting for source to send event"
+        received = GtidSet.parse(status["Retrieved_Gtid_Set"])
+        assert newest.is_subset(received)
+        assert _rows(engine, "t") == [(2, "B"), (3, "c")]
+
+        cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+        assert _threads() == []
+        mariadb.sql("INSERT INTO live.t VALUES (4, 'd')")
+        cursor.execute("START REPLICA FOR CHANNEL 'm1'")  # resumes after what it has
+        _poll(cursor, lambda _: (4, "d") in _rows(engine, "t"))
+        cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+    assert _rows(engine, "t") == [(2, "B"), (3, "c"), (4, "d")]
+
+
+def test_bad_credentials_stop_the_io_thread_with_1045(mariadb: MariaDB, port: int) -> None:
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(_change_source(mariadb, password="wrong"))
+        cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
+        status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+        assert status["Last_IO_Errno"] == 1045
+        assert status["Last_IO_Error"] == (
+            f"Error connecting to source '{REPL_USER}@{mariadb.host}:{mariadb.port}'. This was "
+            "attempt 1/10, with a delay of 60 seconds between attempts. Message: Access denied "
+            f"for user '{REPL_USER}'@'127.0.0.1' (using password: YES)"
+        )
+        assert _threads() == []
