@@ -41,13 +41,42 @@ innodb_buffer_pool_size=64M
 """
 
 
-@dataclass(frozen=True)
+@dataclass
 class MariaDB:
     """A running MariaDB: where it listens and its accounts."""
 
     host: str
     port: int
     root: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start mariadbd on the data directory and wait until it answers."""
+        log = (self.root / "mariadbd.log").open("ab")
+        try:
+            self.process = subprocess.Popen(
+                ["mariadbd", f"--defaults-file={self.root / 'my.cnf'}"],
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        finally:
+            log.close()  # the child has its own copy
+        _wait_ready(self.root / "mariadb.sock", self.process)
+
+    def kill(self) -> None:
+        """SIGKILL, as when the source's machine dies."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+
+    def stop(self) -> None:
+        """SIGTERM, the clean shutdown."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(START_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.kill()
 
     def command(self, statement: str) -> list[str]:
         """The mariadb CLI command that runs ``statement`` as root."""
@@ -95,13 +124,9 @@ def running_mariadb(root: Path) -> Iterator[MariaDB]:
          "--auth-root-authentication-method=normal", "--skip-test-db"],
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
-    log = (root / "mariadbd.log").open("ab")
-    process = subprocess.Popen(
-        ["mariadbd", f"--defaults-file={config}"], stdout=log, stderr=subprocess.STDOUT
-    )
     server = MariaDB("127.0.0.1", port, root)
     try:
-        _wait_ready(root / "mariadb.sock", process)
+        server.start()
         server_sql = subprocess.run(
             ["mariadb", f"--socket={root / 'mariadb.sock'}", "-uroot", "-e",
              "SET sql_log_bin = 0;"  # accounts are not part of what replicas replay
@@ -117,13 +142,7 @@ def running_mariadb(root: Path) -> Iterator[MariaDB]:
             raise RuntimeError(f"setting up MariaDB's accounts failed: {server_sql.stderr}")
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(START_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        server.stop()
 
 
 def _wait_ready(sock: Path, process: subprocess.Popen[bytes]) -> None:

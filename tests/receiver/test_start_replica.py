@@ -17,7 +17,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from spark_replica.server.components import default_components
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB, running_mariadb
 from tests.helpers.server import connect, running_server
 
 WAIT = 60.0
@@ -105,15 +105,67 @@ def test_start_replica_replicates_a_live_mariadb(
     assert _rows(engine, "t") == [(2, "B"), (3, "c"), (4, "d")]
 
 
-def test_bad_credentials_stop_the_io_thread_with_1045(mariadb: MariaDB, port: int) -> None:
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_bad_credentials_stop_the_io_thread_with_1045(
+    mariadb: MariaDB, port: int, attempts: int
+) -> None:
+    """A refused login is tried again every SOURCE_CONNECT_RETRY seconds, SOURCE_RETRY_COUNT
+    times, then the IO thread stops with the source's 1045 and MySQL's text."""
     with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(_change_source(mariadb, password="wrong"))
+        cursor.execute(_change_source(mariadb, password="wrong", SOURCE_CONNECT_RETRY=1,
+                                      SOURCE_RETRY_COUNT=attempts))  # fmt: skip
         cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
         status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
         assert status["Last_IO_Errno"] == 1045
         assert status["Last_IO_Error"] == (
             f"Error connecting to source '{REPL_USER}@{mariadb.host}:{mariadb.port}'. This was "
-            "attempt 1/10, with a delay of 60 seconds between attempts. Message: Access denied "
-            f"for user '{REPL_USER}'@'127.0.0.1' (using password: YES)"
+            f"attempt {attempts}/{attempts}, with a delay of 1 seconds between attempts. "
+            f"Message: Access denied for user '{REPL_USER}'@'127.0.0.1' (using password: YES)"
         )
         assert _threads() == []
+
+
+@pytest.fixture
+def own_mariadb(tmp_path: Path) -> Iterator[MariaDB]:
+    """A MariaDB of this test's own, to kill and restart."""
+    with running_mariadb(tmp_path / "mariadb") as server:
+        yield server
+
+
+def test_a_killed_source_is_reconnected_with_no_gap_and_no_duplicate(
+    own_mariadb: MariaDB, port: int, engine: InMemoryEngine
+) -> None:
+    """issue 7 §4: the source is killed (SIGKILL) and restarted three times while the
+    replica runs, with transactions committed before each kill and after each restart. The
+    receiver reconnects (SOURCE_CONNECT_RETRY=1) and resumes by GTID: the replica ends with
+    exactly the source's rows (a duplicate insert would have stopped the applier with 1062)
+    and every GTID of the source, once."""
+    source = own_mariadb
+    source.sql("CREATE DATABASE live; CREATE TABLE live.t (id INT PRIMARY KEY, v INT)")
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(_change_source(source, SOURCE_CONNECT_RETRY=1, SOURCE_RETRY_COUNT=60))
+        cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+        next_id = 1
+        for _ in range(3):
+            batch = "; ".join(f"INSERT INTO live.t VALUES ({n}, {n * 10})"
+                              for n in range(next_id, next_id + 20))  # fmt: skip
+            source.sql(batch)
+            next_id += 20
+            source.kill()
+            source.start()
+        source.sql("INSERT INTO live.t VALUES (1000, 1)")
+        domain, server, last = (int(p) for p in source.sql(
+            "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
+        everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
+
+        def caught_up(status: dict[str, Any]) -> bool:
+            cursor.execute("SELECT @@global.gtid_executed")
+            return everything.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
+
+        status = _poll(cursor, caught_up)
+        assert (status["Replica_IO_Running"], status["Replica_SQL_Running"]) == ("Yes", "Yes")
+        assert status["Last_SQL_Errno"] == 0
+        cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+        assert _threads() == []
+    expected = [(n, n * 10) for n in range(1, next_id)] + [(1000, 1)]
+    assert _rows(engine, "t") == expected

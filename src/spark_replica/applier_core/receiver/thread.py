@@ -12,8 +12,12 @@ Stopping (``stop``, idempotent) shuts the connection down, which ends the blocki
 joins the thread. An error ends the thread with MySQL's IO error number and text in SHOW
 REPLICA STATUS (1045 bad credentials, 2003 refused, 2005 unknown host, 1236 from the source).
 
-Not built yet: reconnecting (SOURCE_CONNECT_RETRY/SOURCE_RETRY_COUNT), heartbeats and
-replica_net_timeout, TLS, and MySQL sources (COM_BINLOG_DUMP_GTID).
+A lost connection, or a failed attempt to connect, is tried again every SOURCE_CONNECT_RETRY
+seconds, at most SOURCE_RETRY_COUNT times in a row; meanwhile Replica_IO_Running reads
+Connecting and Last_IO_Error shows the last failure.
+
+Not built yet: heartbeats and replica_net_timeout, TLS, and MySQL sources
+(COM_BINLOG_DUMP_GTID).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from spark_replica.applier_core.channels.components import RunningThreads, Threa
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.client import SourceClient, SourceError
+from spark_replica.applier_core.receiver.client import CR_SERVER_LOST, SourceClient, SourceError
 from spark_replica.applier_core.receiver.convert import MariadbConverter
 from spark_replica.applier_core.receiver.dump import (
     dump_mariadb,
@@ -44,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 CONNECTING = "Connecting to source"
 WAITING = "Waiting for source to send event"
+RECONNECTING = "Waiting to reconnect after a failed source event read"
 RELAY_SERVER_VERSION = "8.4.0"
 
 
@@ -76,6 +81,8 @@ class Receiver:
         self._lock = threading.Lock()
         self._client: SourceClient | None = None
         self._writer: RelayLogWriter | None = None  # the receiver thread's
+        self._attempt = 0  # the receiver thread's: connection attempts in a row
+        self._connecting = False  # the receiver thread's: not yet dumping
         self._started = False
         self._stop = threading.Event()
         label = f"receiver-{self.name}" if self.name else "receiver"
@@ -106,11 +113,16 @@ class Receiver:
 
     def _run(self) -> None:
         error: ErrorInfo | None = None
+        writer = RelayLogWriter(
+            self.relay_log, make_header=self._relay_header, make_rotate=self._rotate_event
+        )
+        self._writer = writer
         try:
-            self._receive()
+            writer.open()
+            self._connect_and_copy(writer)
         except SourceError as exc:
             if not self._stop.is_set():
-                error = ErrorInfo.now(exc.code, self._io_message(exc))
+                error = ErrorInfo.now(exc.code, self._io_message(exc, self._attempt))
         except (BinlogError, OSError) as exc:
             if not self._stop.is_set():
                 message = f"Relay log write failure: {exc}"
@@ -119,25 +131,51 @@ class Receiver:
             logger.exception("the receiver of channel %r failed", self.name)
             error = ErrorInfo.now(ErrorCode.UNKNOWN_ERROR, f"Fatal error: {exc}")
         finally:
-            with self._lock:
-                client, self._client = self._client, None
-            if client is not None:
-                client.close()
+            self._drop_client()
+            writer.close()
         if error is not None:
             logger.error("Replica I/O for channel '%s': %s", self.name, error.message)
         if not self._stop.is_set() or error is not None:
             self.context.exited(error)
 
-    def _receive(self) -> None:
+    def _connect_and_copy(self, writer: RelayLogWriter) -> None:
+        """Connect, dump, copy; after a lost connection or a failed attempt, try again every
+        SOURCE_CONNECT_RETRY seconds, SOURCE_RETRY_COUNT times in a row at most. Raises the
+        last ``SourceError`` once the attempts are used up."""
+        connection = self.context.config.connection
+        status = self.context.status
+        while not self._stop.is_set():
+            self._attempt += 1
+            try:
+                client = self._connect()
+                self._attempt = 0  # connected: a later loss starts counting again
+                self._copy(client, writer)
+                return  # the source ended the dump (it does not, unless told to)
+            except SourceError as exc:
+                if self._stop.is_set() or not _retryable(exc):
+                    raise
+                if self._attempt >= max(1, connection.retry_count):
+                    raise
+                status.update(
+                    io_error=ErrorInfo.now(exc.code, self._io_message(exc, self._attempt)),
+                    io_connecting=True,
+                    io_state_text=RECONNECTING,
+                )
+                self._drop_client()
+                if self._stop.wait(connection.connect_retry):
+                    return
+
+    def _connect(self) -> SourceClient:
         status = self.context.status
         status.update(io_connecting=True, io_state_text=CONNECTING)
+        self._connecting = True
         client = SourceClient.connect(
             self.host, self.port, self.user, self._password, timeout=self.timeout
         )
         with self._lock:
             self._client = client
         if self._stop.is_set():
-            return
+            raise SourceError(CR_SERVER_LOST, "Lost connection to MySQL server during query")
         assert client.handshake is not None
         if "MariaDB" not in client.handshake.server_version:
             raise SourceError(
@@ -149,16 +187,15 @@ class Receiver:
         prepare_mariadb(client, position)
         register_replica(client, self.server_id)
         dump_mariadb(client, self.server_id)
+        self._connecting = False
         status.update(io_connecting=False, io_state_text=WAITING)
-        writer = RelayLogWriter(
-            self.relay_log, make_header=self._relay_header, make_rotate=self._rotate_event
-        )
-        self._writer = writer
-        writer.open()
-        try:
-            self._copy(client, writer)
-        finally:
-            writer.close()
+        return client
+
+    def _drop_client(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def _copy(self, client: SourceClient, writer: RelayLogWriter) -> None:
         converter = MariadbConverter()
@@ -188,13 +225,20 @@ class Receiver:
         assert self._writer is not None
         return encode_event_at(rotate, self._writer.position.offset, checksum=True)
 
-    def _io_message(self, exc: SourceError) -> str:
+    def _io_message(self, exc: SourceError, attempt: int) -> str:
         """Last_IO_Error's text: a connection error names the source as MySQL's does."""
-        if self.context.status.snapshot().io_connecting:
+        if self._connecting:
             connection = self.context.config.connection
             return (
                 f"Error connecting to source '{self.user}@{self.host}:{self.port}'. This was "
-                f"attempt 1/{connection.retry_count}, with a delay of "
+                f"attempt {attempt}/{connection.retry_count}, with a delay of "
                 f"{connection.connect_retry} seconds between attempts. Message: {exc.message}"
             )
         return exc.message
+
+
+def _retryable(exc: SourceError) -> bool:
+    """Errors after which MySQL's receiver tries again: the connection's, and the source
+    refusing the login (it may be fixed meanwhile). A source's answer to the dump itself (1236:
+    it no longer has what we need) and an unsupported source are final."""
+    return exc.code != 1236 and exc.code != ErrorCode.NOT_SUPPORTED_YET
