@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.file import BinlogFileReader
+from spark_replica.applier_core.binlog.relaylog import relay_log_directory
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
@@ -169,3 +172,47 @@ def test_a_killed_source_is_reconnected_with_no_gap_and_no_duplicate(
         assert _threads() == []
     expected = [(n, n * 10) for n in range(1, next_id)] + [(1000, 1)]
     assert _rows(engine, "t") == expected
+
+
+def test_heartbeats_and_the_last_queued_transaction(
+    mariadb: MariaDB, port: int, engine: InMemoryEngine, tmp_path: Path
+) -> None:
+    """SOURCE_HEARTBEAT_PERIOD: an idle source sends heartbeats, which the receiver counts
+    (COUNT_RECEIVED_HEARTBEATS, LAST_HEARTBEAT_TIMESTAMP) and keeps out of the relay log;
+    LAST_QUEUED_TRANSACTION names the newest transaction in MariaDB's form."""
+    mariadb.sql("CREATE DATABASE IF NOT EXISTS beat; CREATE TABLE IF NOT EXISTS beat.t "
+                "(id INT PRIMARY KEY)")  # fmt: skip
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(_change_source(mariadb, SOURCE_HEARTBEAT_PERIOD=0.1))
+        cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+        query = (
+            "SELECT COUNT_RECEIVED_HEARTBEATS, LAST_HEARTBEAT_TIMESTAMP, "
+            "LAST_QUEUED_TRANSACTION, SERVICE_STATE "
+            "FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = 'm1'"
+        )
+
+        def beats() -> int:
+            cursor.execute(query)
+            return int(cursor.fetchone()[0])
+
+        deadline = time.monotonic() + WAIT
+        while beats() < 3:  # as a DBA polls
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        mariadb.sql("INSERT INTO beat.t VALUES (7)")
+        newest = mariadb.sql("SELECT @@gtid_binlog_pos").strip()
+        deadline = time.monotonic() + WAIT
+        while True:
+            cursor.execute(query)
+            count, last_beat, last_queued, state = cursor.fetchone()
+            if last_queued == newest:
+                break
+            assert time.monotonic() < deadline, last_queued
+            time.sleep(0.05)
+        assert int(count) >= 3 and str(last_beat) != "0000-00-00 00:00:00.000000"
+        assert state == "ON"
+        _poll(cursor, lambda _: engine.rows(TableRef("beat", "t")) == [(7,)])
+        cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+    relay_files = sorted(relay_log_directory(tmp_path / "data", "m1").glob("*.0*"))
+    kinds = {event.header.type_code for f in relay_files for _, _, event in BinlogFileReader(f)}
+    assert relay_files and EventType.HEARTBEAT not in kinds

@@ -43,6 +43,8 @@ class MariadbConverter:
         self._open: tuple[str, int, bool] | None = None  # uuid, gno, standalone
         #: ``(uuid, gno)`` of the transaction the last converted event ended, else None.
         self.ended: tuple[str, int] | None = None
+        #: ``(uuid, gno)`` of the transaction the last converted event started, else None.
+        self.started: tuple[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"<MariadbConverter checksum={self._checksum}>"
@@ -53,7 +55,7 @@ class MariadbConverter:
         Raises:
             BinlogError: ``raw`` is not a whole, valid event.
         """
-        self.ended = None
+        self.ended = self.started = None
         kind = raw[4]
         if kind in _DROPPED:
             self._decoder.decode(raw)  # checked all the same
@@ -95,6 +97,7 @@ class MariadbConverter:
         header = event.header
         uuid, gno = gtid_in_set(event)
         self._open = (uuid, gno, event.standalone)
+        self.started = (uuid, gno)
         last_committed, sequence_number = self._groups.next(event)
         committed_us = header.timestamp * 1_000_000
         gtid = Gtid(

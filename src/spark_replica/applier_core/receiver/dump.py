@@ -37,11 +37,14 @@ def register_replica(
     client.expect_ok()
 
 
-def prepare_mariadb(client: SourceClient, gtid_position: str) -> None:
+def prepare_mariadb(client: SourceClient, gtid_position: str, *, heartbeat: float = 0.0) -> None:
     """The session variables a MariaDB source reads before a GTID dump: the checksum it may
-    send, our capability, and where to start (``domain-server-seq`` per domain; '' for the
-    beginning)."""
+    send, our capability, where to start (``domain-server-seq`` per domain; '' for the
+    beginning) and, when ``heartbeat`` > 0, how many seconds of silence make it send a
+    heartbeat event."""
     client.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
+    if heartbeat > 0:
+        client.execute(f"SET @master_heartbeat_period = {round(heartbeat * 1e9)}")
     client.execute(f"SET @mariadb_slave_capability = {MARIADB_CAPABILITY_GTID}")
     client.execute(f"SET @slave_connect_state = '{_quoted(gtid_position)}'")
     client.execute("SET @slave_gtid_strict_mode = 1")

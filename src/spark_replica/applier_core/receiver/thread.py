@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from dataclasses import replace
 
 from spark_replica.applier_core.binlog.codec import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
@@ -31,7 +33,7 @@ from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
 from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
-from spark_replica.applier_core.channels.status import ErrorInfo
+from spark_replica.applier_core.channels.status import ErrorInfo, TransactionInfo
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import CR_SERVER_LOST, SourceClient, SourceError
@@ -42,7 +44,7 @@ from spark_replica.applier_core.receiver.dump import (
     prepare_mariadb,
     register_replica,
 )
-from spark_replica.applier_core.receiver.mariadb import connect_state
+from spark_replica.applier_core.receiver.mariadb import connect_state, mariadb_text
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +186,8 @@ class Receiver:
                 f"({client.handshake.server_version}); MariaDB sources are supported'",
             )
         position = connect_state(self.context.executed.snapshot().union(self.received))
-        prepare_mariadb(client, position)
+        heartbeat = self.context.config.connection.heartbeat_period
+        prepare_mariadb(client, position, heartbeat=heartbeat)
         register_replica(client, self.server_id)
         dump_mariadb(client, self.server_id)
         self._connecting = False
@@ -198,15 +201,32 @@ class Receiver:
             client.close()
 
     def _copy(self, client: SourceClient, writer: RelayLogWriter) -> None:
+        """Append the dump's events to the relay log; count heartbeats, which are not
+        written; keep the queueing and last queued transactions up to date."""
         converter = MariadbConverter()
         status = self.context.status
+        heartbeats = status.snapshot().count_received_heartbeats
+        queueing = TransactionInfo()
         for raw in events(client):
+            if raw[4] == EventType.HEARTBEAT:
+                heartbeats += 1
+                status.update(count_received_heartbeats=heartbeats, last_heartbeat=time.time())
+                continue
             for event in converter.convert(raw):
                 writer.append(event)
-            ended = converter.ended
+            started, ended = converter.started, converter.ended
+            if started is not None:
+                stamp = int.from_bytes(raw[0:4], "little")  # the source's commit second
+                queueing = TransactionInfo(gtid=mariadb_text(*started), original_commit=stamp,
+                                           immediate_commit=stamp, start=time.time())  # fmt: skip
+                status.update(queueing=queueing)
             if ended is not None:
                 self.received.add(ended[0], "", ended[1])
-                status.update(received_transaction_set=self.received.format(","))
+                status.update(
+                    received_transaction_set=self.received.format(","),
+                    last_queued=replace(queueing, end=time.time()),
+                    queueing=TransactionInfo(),
+                )
 
     # -- relay log events ----------------------------------------------------------------------
 
