@@ -111,14 +111,17 @@ def _run_as() -> str:
 
 
 @contextmanager
-def running_mariadb(root: Path) -> Iterator[MariaDB]:
-    """Install a fresh data directory under ``root``, start mariadbd, create the accounts;
-    stop it on exit."""
+def running_mariadb(root: Path, *, binlog: bool = True) -> Iterator[MariaDB]:
+    """Install a fresh data directory under ``root``, start mariadbd (without a binary log
+    when not ``binlog``), create the accounts; stop it on exit."""
     root.mkdir(parents=True, exist_ok=True)
     user = _run_as()
     port = _free_port()
     config = root / "my.cnf"
-    config.write_text(_CONFIG.format(user=user, root=root, port=port))
+    text = _CONFIG.format(user=user, root=root, port=port)
+    if not binlog:
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("log_bin"))
+    config.write_text(text + "\n")
     subprocess.run(
         ["mariadb-install-db", f"--defaults-file={config}",
          "--auth-root-authentication-method=normal", "--skip-test-db"],

@@ -5,6 +5,7 @@ STOP joins every thread; bad credentials and a refused connection show MySQL's I
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -216,3 +217,37 @@ def test_heartbeats_and_the_last_queued_transaction(
     relay_files = sorted(relay_log_directory(tmp_path / "data", "m1").glob("*.0*"))
     kinds = {event.header.type_code for f in relay_files for _, _, event in BinlogFileReader(f)}
     assert relay_files and EventType.HEARTBEAT not in kinds
+
+
+def test_a_refused_connection_is_2003(port: int) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute(
+            f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={free}, "
+            "SOURCE_USER='repl', SOURCE_PASSWORD='x', SOURCE_AUTO_POSITION=1, "
+            "SOURCE_RETRY_COUNT=1 FOR CHANNEL 'm1'"
+        )
+        cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
+        status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+        assert status["Last_IO_Errno"] == 2003
+        assert status["Last_IO_Error"] == (
+            f"Error connecting to source 'repl@127.0.0.1:{free}'. This was attempt 1/1, with a "
+            f"delay of 60 seconds between attempts. Message: Can't connect to MySQL server on "
+            f"'127.0.0.1:{free}' (111)"
+        )
+
+
+def test_a_source_without_a_binary_log_is_1236(tmp_path: Path, port: int) -> None:
+    """The source refuses the dump: final, no retry; MySQL's text for a source's error."""
+    with running_mariadb(tmp_path / "nobinlog", binlog=False) as source:
+        with connect(port) as conn, conn.cursor() as cursor:
+            cursor.execute(_change_source(source))
+            cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
+            status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+    assert status["Last_IO_Errno"] == 1236
+    assert status["Last_IO_Error"] == (
+        "Got fatal error 1236 from source when reading data from binary log: "
+        "'Binary log is not open'"
+    )

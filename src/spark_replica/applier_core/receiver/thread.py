@@ -254,11 +254,19 @@ class Receiver:
                 f"attempt {attempt}/{connection.retry_count}, with a delay of "
                 f"{connection.connect_retry} seconds between attempts. Message: {exc.message}"
             )
+        if exc.code == ER_SOURCE_FATAL_ERROR_READING_BINLOG:
+            return (
+                f"Got fatal error {exc.code} from source when reading data from binary log: "
+                f"'{exc.message}'"
+            )
         return exc.message
+
+
+ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
 
 
 def _retryable(exc: SourceError) -> bool:
     """Errors after which MySQL's receiver tries again: the connection's, and the source
     refusing the login (it may be fixed meanwhile). A source's answer to the dump itself (1236:
     it no longer has what we need) and an unsupported source are final."""
-    return exc.code != 1236 and exc.code != ErrorCode.NOT_SUPPORTED_YET
+    return exc.code not in (ER_SOURCE_FATAL_ERROR_READING_BINLOG, ErrorCode.NOT_SUPPORTED_YET)
