@@ -63,6 +63,23 @@ def _poll(cursor: Any, done: Any) -> dict[str, Any]:
     return status
 
 
+def _source_gtids(source: MariaDB, *, whole: bool) -> GtidSet:
+    """The source's newest GTID (or all of them, ``whole``) as the replica holds them."""
+    domain, server, last = (int(p) for p in source.sql(
+        "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
+    return GtidSet.parse(f"{mariadb_uuid(domain, server)}:{1 if whole else last}-{last}")
+
+
+def _wait_applied(cursor: Any, gtids: GtidSet) -> dict[str, Any]:
+    """Poll until ``gtids`` are in @@global.gtid_executed; the last SHOW REPLICA STATUS."""
+
+    def applied(_: dict[str, Any]) -> bool:
+        cursor.execute("SELECT @@global.gtid_executed")
+        return gtids.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
+
+    return _poll(cursor, applied)
+
+
 def _threads() -> list[str]:
     prefixes = ("receiver-m1", "mta-m1")
     return sorted(t.name for t in threading.enumerate() if t.name.startswith(prefixes))
@@ -84,15 +101,8 @@ def test_start_replica_replicates_a_live_mariadb(
         mariadb.sql("INSERT INTO live.t VALUES (1, 'a'), (2, 'b'); UPDATE live.t SET v = 'B' "
                     "WHERE id = 2; INSERT INTO live.t VALUES (3, 'c'); DELETE FROM live.t "
                     "WHERE id = 1")  # fmt: skip
-        domain, server, last = (int(p) for p in mariadb.sql(
-            "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-        newest = GtidSet.parse(f"{mariadb_uuid(domain, server)}:{last}")
-
-        def caught_up(status: dict[str, Any]) -> bool:
-            cursor.execute("SELECT @@global.gtid_executed")
-            return newest.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
-
-        status = _poll(cursor, caught_up)
+        newest = _source_gtids(mariadb, whole=False)
+        status = _wait_applied(cursor, newest)
         assert (status["Replica_IO_Running"], status["Replica_SQL_Running"]) == ("Yes", "Yes")
         assert (status["Last_IO_Errno"], status["Last_SQL_Errno"]) == (0, 0)
         assert status["Replica_IO_State"] == "Waiting for source to send event"
@@ -158,15 +168,7 @@ def test_a_killed_source_is_reconnected_with_no_gap_and_no_duplicate(
             source.kill()
             source.start()
         source.sql("INSERT INTO live.t VALUES (1000, 1)")
-        domain, server, last = (int(p) for p in source.sql(
-            "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-        everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
-
-        def caught_up(status: dict[str, Any]) -> bool:
-            cursor.execute("SELECT @@global.gtid_executed")
-            return everything.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
-
-        status = _poll(cursor, caught_up)
+        status = _wait_applied(cursor, _source_gtids(source, whole=True))
         assert (status["Replica_IO_Running"], status["Replica_SQL_Running"]) == ("Yes", "Yes")
         assert status["Last_SQL_Errno"] == 0
         cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
