@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.relaylog import relay_log_directory
 from spark_replica.applier_core.gtid import GtidSet
@@ -23,6 +24,7 @@ from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from spark_replica.server.components import default_components
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB, running_mariadb
 from tests.helpers.server import connect, running_server
+from tests.helpers.tcp_proxy import CuttingProxy
 
 WAIT = 60.0
 
@@ -253,3 +255,34 @@ def test_a_source_without_a_binary_log_is_1236(tmp_path: Path, port: int) -> Non
         "Got fatal error 1236 from source when reading data from binary log: "
         "'Binary log is not open'"
     )
+
+
+def test_a_transaction_cut_off_by_a_lost_connection_is_applied_once(
+    mariadb: MariaDB, tmp_path: Path, port: int, engine: InMemoryEngine
+) -> None:
+    """issue 7 §1: the connection drops inside a transaction (after its GTID and Table_map,
+    inside its rows event). The relay log keeps the partial copy; the receiver reconnects and
+    the source sends the transaction again; the applier drops the partial copy and applies
+    the whole one, once."""
+    mariadb.sql("CREATE DATABASE IF NOT EXISTS cut; CREATE TABLE IF NOT EXISTS cut.t "
+                "(id INT PRIMARY KEY, v VARCHAR(40)); DELETE FROM cut.t")  # fmt: skip
+    with CuttingProxy(mariadb.host, mariadb.port) as proxy:
+        via_proxy = MariaDB(mariadb.host, proxy.port, mariadb.root)
+        with connect(port) as conn, conn.cursor() as cursor:
+            cursor.execute(_change_source(via_proxy, SOURCE_CONNECT_RETRY=1,
+                                          SOURCE_HEARTBEAT_PERIOD=0))  # fmt: skip
+            cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+            _wait_applied(cursor, _source_gtids(mariadb, whole=False))
+            proxy.cut_after(300)  # GTID and Table_map pass; the rows event does not
+            values = ", ".join(f"({n}, 'row number {n:05d} of the big one')" for n in range(500))
+            mariadb.sql(f"INSERT INTO cut.t VALUES {values}")
+            assert proxy.cut.wait(WAIT)
+            big = _source_gtids(mariadb, whole=False)
+            _wait_applied(cursor, big)
+            cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+    assert len(engine.rows(TableRef("cut", "t"))) == 500
+    relay_files = sorted(relay_log_directory(tmp_path / "data", "m1").glob("*.0*"))
+    gtids = [(e.uuid, e.gno) for f in relay_files for _, _, e in BinlogFileReader(f)
+             if isinstance(e, Gtid)]  # fmt: skip
+    [(uuid, _tag, _first, gno)] = list(big.intervals())
+    assert gtids.count((uuid, gno)) == 2  # the partial copy, then the whole one
