@@ -23,7 +23,7 @@ from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from spark_replica.server.components import default_components
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB, running_mariadb
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import ROOT_PASSWORD, connect, running_server
 from tests.helpers.tcp_proxy import CuttingProxy
 
 WAIT = 60.0
@@ -41,13 +41,26 @@ def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
 
 
 def _change_source(mariadb: MariaDB, password: str = REPL_PASSWORD, **extra: Any) -> str:
-    options = ", ".join(f"{k}={v}" for k, v in extra.items())
+    return _change_source_at(mariadb.host, mariadb.port, REPL_USER, password, **extra)
+
+
+def _change_source_at(host: str, port: int, user: str, password: str, **extra: Any) -> str:
+    options = "".join(f", {k}={v}" for k, v in extra.items())
     return (
-        f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{mariadb.host}', SOURCE_PORT={mariadb.port}, "
-        f"SOURCE_USER='{REPL_USER}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1"
-        + (f", {options}" if options else "")
-        + " FOR CHANNEL 'm1'"
+        f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{host}', SOURCE_PORT={port}, "
+        f"SOURCE_USER='{user}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1"
+        f"{options} FOR CHANNEL 'm1'"
     )
+
+
+def _io_stops(cursor: Any, change_source: str) -> dict[str, Any]:
+    """Configure the channel, START REPLICA IO_THREAD, and wait until the IO thread stops by
+    itself; the status then, with no receiver thread left."""
+    cursor.execute(change_source)
+    cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
+    status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+    assert _threads() == []
+    return status
 
 
 def _status(cursor: Any) -> dict[str, Any]:
@@ -128,10 +141,9 @@ def test_bad_credentials_stop_the_io_thread_with_1045(
     """A refused login is tried again every SOURCE_CONNECT_RETRY seconds, SOURCE_RETRY_COUNT
     times, then the IO thread stops with the source's 1045 and MySQL's text."""
     with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(_change_source(mariadb, password="wrong", SOURCE_CONNECT_RETRY=1,
-                                      SOURCE_RETRY_COUNT=attempts))  # fmt: skip
-        cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
-        status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+        status = _io_stops(cursor, _change_source(mariadb, password="wrong",
+                                                  SOURCE_CONNECT_RETRY=1,
+                                                  SOURCE_RETRY_COUNT=attempts))  # fmt: skip
         assert status["Last_IO_Errno"] == 1045
         assert status["Last_IO_Error"] == (
             f"Error connecting to source '{REPL_USER}@{mariadb.host}:{mariadb.port}'. This was "
@@ -228,13 +240,8 @@ def test_a_refused_connection_is_2003(port: int) -> None:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(
-            f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={free}, "
-            "SOURCE_USER='repl', SOURCE_PASSWORD='x', SOURCE_AUTO_POSITION=1, "
-            "SOURCE_RETRY_COUNT=1 FOR CHANNEL 'm1'"
-        )
-        cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
-        status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+        status = _io_stops(cursor, _change_source_at("127.0.0.1", free, "repl", "x",
+                                                     SOURCE_RETRY_COUNT=1))  # fmt: skip
         assert status["Last_IO_Errno"] == 2003
         assert status["Last_IO_Error"] == (
             f"Error connecting to source 'repl@127.0.0.1:{free}'. This was attempt 1/1, with a "
@@ -247,9 +254,7 @@ def test_a_source_without_a_binary_log_is_1236(tmp_path: Path, port: int) -> Non
     """The source refuses the dump: final, no retry; MySQL's text for a source's error."""
     with running_mariadb(tmp_path / "nobinlog", binlog=False) as source:
         with connect(port) as conn, conn.cursor() as cursor:
-            cursor.execute(_change_source(source))
-            cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
-            status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+            status = _io_stops(cursor, _change_source(source))
     assert status["Last_IO_Errno"] == 1236
     assert status["Last_IO_Error"] == (
         "Got fatal error 1236 from source when reading data from binary log: "
@@ -286,3 +291,16 @@ def test_a_transaction_cut_off_by_a_lost_connection_is_applied_once(
              if isinstance(e, Gtid)]  # fmt: skip
     [(uuid, _tag, _first, gno)] = list(big.intervals())
     assert gtids.count((uuid, gno)) == 2  # the partial copy, then the whole one
+
+
+def test_a_mysql_source_is_refused_for_now(tmp_path: Path, port: int) -> None:
+    """A source that is not MariaDB (here this project's own server) stops the IO thread at
+    once, without retries, with 1235 naming what is missing."""
+    with running_server(tmp_path / "other") as other, connect(port) as conn:
+        with conn.cursor() as cursor:
+            status = _io_stops(cursor, _change_source_at("127.0.0.1", other.port, "root",
+                                                         ROOT_PASSWORD))  # fmt: skip
+    assert status["Last_IO_Errno"] == 1235
+    assert status["Last_IO_Error"].startswith(
+        "This version of MySQL doesn't yet support 'replicating from a MySQL source ("
+    )

@@ -176,6 +176,7 @@ class Receiver:
         )
         with self._lock:
             self._client = client
+        self._connecting = False  # logged in: later errors are not connection errors
         if self._stop.is_set():
             raise SourceError(CR_SERVER_LOST, "Lost connection to MySQL server during query")
         assert client.handshake is not None
@@ -190,7 +191,6 @@ class Receiver:
         prepare_mariadb(client, position, heartbeat=heartbeat)
         register_replica(client, self.server_id)
         dump_mariadb(client, self.server_id)
-        self._connecting = False
         status.update(io_connecting=False, io_state_text=WAITING)
         return client
 
