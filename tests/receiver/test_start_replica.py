@@ -6,7 +6,6 @@ STOP joins every thread; bad credentials and a refused connection show MySQL's I
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +22,14 @@ from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from spark_replica.server.components import default_components
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB, running_mariadb
+from tests.helpers.replica_channel import WAIT
+from tests.helpers.replica_channel import change_source_at as _change_source_at
+from tests.helpers.replica_channel import channel_threads as _threads
+from tests.helpers.replica_channel import io_stops as _io_stops
+from tests.helpers.replica_channel import poll as _poll
+from tests.helpers.replica_channel import wait_applied as _wait_applied
 from tests.helpers.server import ROOT_PASSWORD, connect, running_server
 from tests.helpers.tcp_proxy import CuttingProxy
-
-WAIT = 60.0
 
 
 @pytest.fixture
@@ -44,60 +47,11 @@ def _change_source(mariadb: MariaDB, password: str = REPL_PASSWORD, **extra: Any
     return _change_source_at(mariadb.host, mariadb.port, REPL_USER, password, **extra)
 
 
-def _change_source_at(host: str, port: int, user: str, password: str, **extra: Any) -> str:
-    options = "".join(f", {k}={v}" for k, v in extra.items())
-    return (
-        f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{host}', SOURCE_PORT={port}, "
-        f"SOURCE_USER='{user}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1"
-        f"{options} FOR CHANNEL 'm1'"
-    )
-
-
-def _io_stops(cursor: Any, change_source: str) -> dict[str, Any]:
-    """Configure the channel, START REPLICA IO_THREAD, and wait until the IO thread stops by
-    itself; the status then, with no receiver thread left."""
-    cursor.execute(change_source)
-    cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
-    status = _poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
-    assert _threads() == []
-    return status
-
-
-def _status(cursor: Any) -> dict[str, Any]:
-    cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'm1'")
-    names = [d[0] for d in cursor.description]
-    return dict(zip(names, cursor.fetchone(), strict=True))
-
-
-def _poll(cursor: Any, done: Any) -> dict[str, Any]:
-    """SHOW REPLICA STATUS until ``done(status)``, as a DBA polls."""
-    deadline = time.monotonic() + WAIT
-    while not done(status := _status(cursor)):
-        assert time.monotonic() < deadline, {k: v for k, v in status.items() if v not in ("", 0)}
-        time.sleep(0.05)
-    return status
-
-
 def _source_gtids(source: MariaDB, *, whole: bool) -> GtidSet:
     """The source's newest GTID (or all of them, ``whole``) as the replica holds them."""
     domain, server, last = (int(p) for p in source.sql(
         "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
     return GtidSet.parse(f"{mariadb_uuid(domain, server)}:{1 if whole else last}-{last}")
-
-
-def _wait_applied(cursor: Any, gtids: GtidSet) -> dict[str, Any]:
-    """Poll until ``gtids`` are in @@global.gtid_executed; the last SHOW REPLICA STATUS."""
-
-    def applied(_: dict[str, Any]) -> bool:
-        cursor.execute("SELECT @@global.gtid_executed")
-        return gtids.is_subset(GtidSet.parse(cursor.fetchone()[0] or ""))
-
-    return _poll(cursor, applied)
-
-
-def _threads() -> list[str]:
-    prefixes = ("receiver-m1", "mta-m1")
-    return sorted(t.name for t in threading.enumerate() if t.name.startswith(prefixes))
 
 
 def _rows(engine: InMemoryEngine, table: str) -> list[tuple[object, ...]]:
@@ -293,14 +247,16 @@ def test_a_transaction_cut_off_by_a_lost_connection_is_applied_once(
     assert gtids.count((uuid, gno)) == 2  # the partial copy, then the whole one
 
 
-def test_a_mysql_source_is_refused_for_now(tmp_path: Path, port: int) -> None:
-    """A source that is not MariaDB (here this project's own server) stops the IO thread at
-    once, without retries, with 1235 naming what is missing."""
+def test_a_server_that_cannot_be_a_source_stops_the_io_thread(tmp_path: Path, port: int) -> None:
+    """A server that is no source (here this project's own replica server, which refuses to
+    set user variables) stops the IO thread at once, without retries, with MySQL's 1593 and
+    the step that failed."""
     with running_server(tmp_path / "other") as other, connect(port) as conn:
         with conn.cursor() as cursor:
             status = _io_stops(cursor, _change_source_at("127.0.0.1", other.port, "root",
                                                          ROOT_PASSWORD))  # fmt: skip
-    assert status["Last_IO_Errno"] == 1235
+    assert status["Last_IO_Errno"] == 1593
     assert status["Last_IO_Error"].startswith(
-        "This version of MySQL doesn't yet support 'replicating from a MySQL source ("
+        "Fatal error: The replica I/O thread stops because a fatal error is encountered when "
+        "setting @source_binlog_checksum on source. Error: "
     )

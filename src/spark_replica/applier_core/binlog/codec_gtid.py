@@ -17,6 +17,7 @@ from spark_replica.applier_core.binlog.events import (
     Gtid,
     GtidFormat,
     PreviousGtids,
+    make_header,
 )
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
 from spark_replica.applier_core.gtid import MAX_GNO, GtidSet
@@ -401,3 +402,13 @@ def encode_previous_gtids(event: PreviousGtids) -> bytes:
             first.to_bytes(8, "little") + end.to_bytes(8, "little") for first, end in intervals
         )
     return b"".join(parts)
+
+
+def encode_gtid_set(gtids: GtidSet) -> bytes:
+    """A GTID set in the binary form of a Previous_gtids body (COM_BINLOG_DUMP_GTID's too)."""
+    return encode_previous_gtids(PreviousGtids(make_header(EventType.PREVIOUS_GTIDS), gtids))
+
+
+def decode_gtid_set(data: bytes) -> GtidSet:
+    """The GTID set ``encode_gtid_set`` wrote. Raises ``BinlogError``."""
+    return decode_previous_gtids(make_header(EventType.PREVIOUS_GTIDS), memoryview(data), 0).gtids

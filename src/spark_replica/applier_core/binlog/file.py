@@ -207,6 +207,23 @@ class BinlogFileReader:
                     raise exc.at(self.path, pos) from exc
 
 
+def moved_event(data: bytes, end: int, checksum: bool) -> bytes:
+    """``data``, a whole event, with ``end`` as its ``log_pos`` and, when it has a checksum,
+    its CRC32 computed again.
+
+    Raises:
+        BinlogError: ``data`` is not a whole event, or is a Format_description (whose
+            checksum algorithm byte is part of what the CRC covers).
+    """
+    if len(data) < HEADER_LEN or data[_TYPE_OFFSET] == T.FORMAT_DESCRIPTION:
+        raise BinlogError("write_moved takes a whole event other than a Format_description")
+    moved = data[:_LOG_POS_OFFSET] + _LENGTH.pack(end) + data[_LOG_POS_OFFSET + 4 :]
+    if checksum:
+        body_end = len(moved) - CHECKSUM_LEN
+        moved = moved[:body_end] + _LENGTH.pack(zlib.crc32(memoryview(moved)[:body_end]))
+    return moved
+
+
 class BinlogFileWriter:
     """Write a new binary log or relay log file: magic, Format_description, optionally
     Previous_gtids, then events with their end position as ``log_pos`` and, when ``checksum``,
@@ -264,14 +281,7 @@ class BinlogFileWriter:
         """Append an event encoded for another position (``log_pos`` 0, say): its ``log_pos``
         becomes its end position here and its CRC32, when the file has checksums, is
         recomputed. Cheaper than encoding the event again."""
-        if len(data) < HEADER_LEN or data[_TYPE_OFFSET] == T.FORMAT_DESCRIPTION:
-            raise BinlogError("write_moved takes a whole event other than a Format_description")
-        end = self.position + len(data)
-        moved = data[:_LOG_POS_OFFSET] + _LENGTH.pack(end) + data[_LOG_POS_OFFSET + 4 :]
-        if self.checksum:
-            body_end = len(moved) - CHECKSUM_LEN
-            moved = moved[:body_end] + _LENGTH.pack(zlib.crc32(memoryview(moved)[:body_end]))
-        return self.write_raw(moved)
+        return self.write_raw(moved_event(data, self.position + len(data), self.checksum))
 
     def write_raw(self, data: bytes | memoryview) -> tuple[int, int]:
         """Append an already encoded event as is (a relay log keeps the source's bytes)."""

@@ -80,6 +80,8 @@ class ChannelStatus:
     count_received_heartbeats: int = 0
     last_heartbeat: float = 0.0
     received_transaction_set: str = ""
+    #: The source's server_uuid, as it answered at the last connection.
+    source_uuid: str = ""
     last_queued: TransactionInfo = NO_TRANSACTION
     queueing: TransactionInfo = NO_TRANSACTION
     last_processed: TransactionInfo = NO_TRANSACTION

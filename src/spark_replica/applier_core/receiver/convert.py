@@ -1,4 +1,8 @@
-"""A MariaDB source's events in the form both appliers read: a MySQL 8.4 source's.
+"""A source's events in the form both appliers read: a MySQL 8.4 source's.
+
+A MySQL source's events (and the built-in source's) go through as they are
+(``MysqlTracker``); the tracker only follows where transactions start and end.
+
 
 The relay log of a channel on a MariaDB source holds what a MySQL source would have sent
 (docs/decisions/0009):
@@ -120,3 +124,49 @@ class MariadbConverter:
             )
             events.append(encode_event(begin, checksum=self._checksum, log_pos=header.log_pos))
         return events
+
+
+_COMMIT_TYPES = frozenset({EventType.XID, EventType.TRANSACTION_PAYLOAD})
+_GTID_TYPES = frozenset({EventType.GTID, EventType.GTID_TAGGED})
+
+
+class MysqlTracker:
+    """Passes a MySQL source's events through unchanged, following its transactions: a GTID
+    event starts one; an Xid, a COMMIT query, a compressed transaction's payload, or the
+    single Query of a DDL (a GTID event not followed by BEGIN) ends it. Same interface as
+    ``MariadbConverter``."""
+
+    def __init__(self) -> None:
+        self._decoder = StreamDecoder()
+        self._open: tuple[str, int] | None = None
+        self._began = False
+        self.ended: tuple[str, int] | None = None
+        self.started: tuple[str, int] | None = None
+
+    def __repr__(self) -> str:
+        return f"<MysqlTracker open={self._open}>"
+
+    def convert(self, raw: bytes) -> list[bytes]:
+        """``[raw]``; ``started``/``ended`` tell what it did to the transaction in progress.
+
+        Raises:
+            BinlogError: ``raw`` is not a whole, valid event.
+        """
+        self.ended = self.started = None
+        kind = raw[4]
+        if kind == EventType.FORMAT_DESCRIPTION or kind in _GTID_TYPES:
+            event = self._decoder.decode(raw)
+            if isinstance(event, Gtid) and not event.anonymous:
+                self._open, self._began = (event.uuid, event.gno), False
+                self.started = self._open
+        elif self._open is not None:
+            if kind in _COMMIT_TYPES:
+                self.ended, self._open = self._open, None
+            elif kind == EventType.QUERY:
+                event = self._decoder.decode(raw)
+                text = event.query.strip().upper() if isinstance(event, Query) else ""
+                if text == "BEGIN" and not self._began:
+                    self._began = True
+                elif not self._began or text in ("COMMIT", "ROLLBACK"):
+                    self.ended, self._open = self._open, None
+        return [raw]

@@ -1,6 +1,6 @@
-"""Asking a source for its binary log: COM_REGISTER_SLAVE, then COM_BINLOG_DUMP with
+"""Asking a source for its binary log: COM_REGISTER_SLAVE, then COM_BINLOG_DUMP_GTID with
+the GTIDs the replica has (a MySQL source, or the built-in one), or COM_BINLOG_DUMP with
 ``@slave_connect_state`` (MariaDB's GTID dump), and reading the events it streams back.
-MySQL's COM_BINLOG_DUMP_GTID is not built yet.
 
 Each streamed packet is an OK byte followed by one whole event (header, body and checksum,
 as in a binlog file); an EOF packet ends a non-blocking dump once the source has nothing
@@ -12,10 +12,23 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from spark_replica.applier_core.receiver.client import SourceClient
+from spark_replica.applier_core.binlog.codec_gtid import encode_gtid_set
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.client import (
+    CR_SERVER_LOST,
+    ResultSet,
+    SourceClient,
+    SourceError,
+)
+from spark_replica.applier_core.receiver.protocol import (
+    COM_BINLOG_DUMP,
+    COM_BINLOG_DUMP_GTID,
+    COM_REGISTER_SLAVE,
+)
 
-COM_BINLOG_DUMP = 0x12
-COM_REGISTER_SLAVE = 0x15
+#: An answer to ``SELECT @@GLOBAL.GTID_MODE`` that a GTID dump can work with.
+_GTID_MODE_ON = "ON"
+ER_REPLICA_FATAL_ERROR = 1593
 
 #: Return EOF instead of waiting once the source has sent everything.
 BINLOG_DUMP_NON_BLOCK = 1
@@ -48,6 +61,74 @@ def prepare_mariadb(client: SourceClient, gtid_position: str, *, heartbeat: floa
     client.execute(f"SET @mariadb_slave_capability = {MARIADB_CAPABILITY_GTID}")
     client.execute(f"SET @slave_connect_state = '{_quoted(gtid_position)}'")
     client.execute("SET @slave_gtid_strict_mode = 1")
+
+
+def prepare_mysql(client: SourceClient, *, heartbeat: float = 0.0, replica_uuid: str = "") -> str:
+    """What a MySQL replica asks and tells its source before a dump: the source's clock and
+    server id, the heartbeat period (in nanoseconds), that it takes CRC32 checksums, and its
+    own UUID. Returns the source's server_uuid.
+
+    Raises:
+        SourceError: the connection broke (2013), or the source refused what a dump needs:
+            1593 (ER_REPLICA_FATAL_ERROR) with MySQL's reason.
+    """
+    _tolerated(client, "SELECT UNIX_TIMESTAMP()")  # only for Seconds_Behind_Source
+    _required(client, "SELECT @@GLOBAL.SERVER_ID", "getting the value of SERVER_ID variable")
+    if heartbeat > 0:
+        period = round(heartbeat * 1e9)
+        _required(
+            client,
+            f"SET @master_heartbeat_period = {period}, @source_heartbeat_period = {period}",
+            "setting @source_heartbeat_period",
+        )
+    _required(
+        client,
+        "SET @master_binlog_checksum = @@global.binlog_checksum, "
+        "@source_binlog_checksum = @@global.binlog_checksum",
+        "setting @source_binlog_checksum",
+    )
+    mode = _required(client, "SELECT @@GLOBAL.GTID_MODE", "getting the value of GTID_MODE")
+    if not mode.rows or mode.rows[0][0] != _GTID_MODE_ON:
+        raise SourceError(
+            ER_REPLICA_FATAL_ERROR,
+            "Fatal error: The replication receiver thread cannot start in AUTO_POSITION mode: "
+            "the source has GTID_MODE = OFF instead of ON.",
+        )
+    uuid = _required(client, "SELECT @@GLOBAL.SERVER_UUID", "getting the value of SERVER_UUID")
+    if replica_uuid:
+        _tolerated(client, f"SET @slave_uuid = '{replica_uuid}', @replica_uuid = '{replica_uuid}'")
+    return (uuid.rows[0][0] or "") if uuid.rows else ""
+
+
+def _required(client: SourceClient, sql: str, what: str) -> ResultSet:
+    try:
+        return client.query(sql)
+    except SourceError as exc:
+        if exc.code == CR_SERVER_LOST:
+            raise
+        raise SourceError(
+            ER_REPLICA_FATAL_ERROR,
+            f"Fatal error: The replica I/O thread stops because a fatal error is encountered "
+            f"when {what} on source. Error: {exc.message}",
+        ) from exc
+
+
+def _tolerated(client: SourceClient, sql: str) -> None:
+    try:
+        client.query(sql)
+    except SourceError as exc:
+        if exc.code == CR_SERVER_LOST:
+            raise
+
+
+def dump_gtid(
+    client: SourceClient, server_id: int, gtids: GtidSet, *, blocking: bool = True
+) -> None:
+    """COM_BINLOG_DUMP_GTID: everything the source has that ``gtids`` lacks."""
+    flags = 0 if blocking else BINLOG_DUMP_NON_BLOCK
+    data = encode_gtid_set(gtids)
+    body = struct.pack("<HII", flags, server_id, 0) + struct.pack("<QI", 4, len(data)) + data
+    client.command(COM_BINLOG_DUMP_GTID, body)
 
 
 def dump_mariadb(client: SourceClient, server_id: int, *, blocking: bool = True) -> None:

@@ -1,12 +1,14 @@
-"""A channel's receiver thread (START REPLICA IO_THREAD), for MariaDB sources.
+"""A channel's receiver thread (START REPLICA IO_THREAD).
 
 The thread ``receiver-<channel>`` connects to the source named by CHANGE REPLICATION SOURCE
-TO (the user and password of START REPLICA, when given, win), asks for everything after the
-GTIDs the replica has (executed or received, ``connect_state``), converts each event to a
-MySQL source's form (``convert.py``) and appends it to the channel's relay log, where the
-applier follows it. A transaction counts as received (Received_transaction_set) once its last
-event is written; the next START asks again for a transaction cut off by a stop, and the
-relay-log reader drops its first, partial copy.
+TO (the user and password of START REPLICA, when given, win; TLS and caching_sha2_password's
+RSA key per SOURCE_SSL*, SOURCE_PUBLIC_KEY_PATH and GET_SOURCE_PUBLIC_KEY), asks for
+everything after the GTIDs the replica has (executed or received): with COM_BINLOG_DUMP_GTID
+from a MySQL source or the built-in one, with ``@slave_connect_state`` from a MariaDB source,
+whose events it converts to a MySQL source's form (``convert.py``). It appends each event to
+the channel's relay log, where the applier follows it. A transaction counts as received
+(Received_transaction_set) once its last event is written; the next START asks again for a
+transaction cut off by a stop, and the relay-log reader drops its first, partial copy.
 
 Stopping (``stop``, idempotent) shuts the connection down, which ends the blocking read, and
 joins the thread. An error ends the thread with MySQL's IO error number and text in SHOW
@@ -16,8 +18,6 @@ A lost connection, or a failed attempt to connect, is tried again every SOURCE_C
 seconds, at most SOURCE_RETRY_COUNT times in a row; meanwhile Replica_IO_Running reads
 Connecting and Last_IO_Error shows the last failure.
 
-Not built yet: heartbeats and replica_net_timeout, TLS, and MySQL sources
-(COM_BINLOG_DUMP_GTID).
 """
 
 from __future__ import annotations
@@ -36,12 +36,19 @@ from spark_replica.applier_core.channels.components import RunningThreads, Threa
 from spark_replica.applier_core.channels.status import ErrorInfo, TransactionInfo
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.client import CR_SERVER_LOST, SourceClient, SourceError
-from spark_replica.applier_core.receiver.convert import MariadbConverter
+from spark_replica.applier_core.receiver.client import (
+    CR_SERVER_LOST,
+    Security,
+    SourceClient,
+    SourceError,
+)
+from spark_replica.applier_core.receiver.convert import MariadbConverter, MysqlTracker
 from spark_replica.applier_core.receiver.dump import (
+    dump_gtid,
     dump_mariadb,
     events,
     prepare_mariadb,
+    prepare_mysql,
     register_replica,
 )
 from spark_replica.applier_core.receiver.mariadb import connect_state, mariadb_text
@@ -85,6 +92,7 @@ class Receiver:
         self._writer: RelayLogWriter | None = None  # the receiver thread's
         self._attempt = 0  # the receiver thread's: connection attempts in a row
         self._connecting = False  # the receiver thread's: not yet dumping
+        self.mariadb = False  # the receiver thread's: the source is a MariaDB
         self._started = False
         self._stop = threading.Event()
         label = f"receiver-{self.name}" if self.name else "receiver"
@@ -171,26 +179,36 @@ class Receiver:
         status = self.context.status
         status.update(io_connecting=True, io_state_text=CONNECTING)
         self._connecting = True
+        connection = self.context.config.connection
+        security = Security(
+            use_ssl=connection.ssl, ca=connection.ssl_ca, cert=connection.ssl_cert,
+            key=connection.ssl_key, verify_server_cert=connection.ssl_verify_server_cert,
+            public_key_path=connection.public_key_path,
+            get_public_key=connection.get_public_key,
+        )  # fmt: skip
         client = SourceClient.connect(
-            self.host, self.port, self.user, self._password, timeout=self.timeout
-        )
+            self.host, self.port, self.user, self._password, timeout=self.timeout,
+            security=security,
+        )  # fmt: skip
         with self._lock:
             self._client = client
         self._connecting = False  # logged in: later errors are not connection errors
         if self._stop.is_set():
             raise SourceError(CR_SERVER_LOST, "Lost connection to MySQL server during query")
         assert client.handshake is not None
-        if "MariaDB" not in client.handshake.server_version:
-            raise SourceError(
-                ErrorCode.NOT_SUPPORTED_YET,
-                "This version of MySQL doesn't yet support 'replicating from a MySQL source "
-                f"({client.handshake.server_version}); MariaDB sources are supported'",
-            )
-        position = connect_state(self.context.executed.snapshot().union(self.received))
-        heartbeat = self.context.config.connection.heartbeat_period
-        prepare_mariadb(client, position, heartbeat=heartbeat)
-        register_replica(client, self.server_id)
-        dump_mariadb(client, self.server_id)
+        have = self.context.executed.snapshot().union(self.received)
+        heartbeat = connection.heartbeat_period
+        self.mariadb = "MariaDB" in client.handshake.server_version
+        if self.mariadb:
+            prepare_mariadb(client, connect_state(have), heartbeat=heartbeat)
+            register_replica(client, self.server_id)
+            dump_mariadb(client, self.server_id)
+        else:
+            uuid = prepare_mysql(client, heartbeat=heartbeat)
+            if uuid:
+                status.update(source_uuid=uuid)
+            register_replica(client, self.server_id)
+            dump_gtid(client, self.server_id, have)
         status.update(io_connecting=False, io_state_text=WAITING)
         return client
 
@@ -203,7 +221,7 @@ class Receiver:
     def _copy(self, client: SourceClient, writer: RelayLogWriter) -> None:
         """Append the dump's events to the relay log; count heartbeats, which are not
         written; keep the queueing and last queued transactions up to date."""
-        converter = MariadbConverter()
+        converter = MariadbConverter() if self.mariadb else MysqlTracker()
         status = self.context.status
         heartbeats = status.snapshot().count_received_heartbeats
         queueing = TransactionInfo()
@@ -263,10 +281,14 @@ class Receiver:
 
 
 ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
+ER_REPLICA_FATAL_ERROR = 1593
 
 
 def _retryable(exc: SourceError) -> bool:
     """Errors after which MySQL's receiver tries again: the connection's, and the source
     refusing the login (it may be fixed meanwhile). A source's answer to the dump itself (1236:
-    it no longer has what we need) and an unsupported source are final."""
-    return exc.code not in (ER_SOURCE_FATAL_ERROR_READING_BINLOG, ErrorCode.NOT_SUPPORTED_YET)
+    it no longer has what we need), a source without GTIDs (1593) and an unsupported one are
+    final."""
+    return exc.code not in (
+        ER_SOURCE_FATAL_ERROR_READING_BINLOG, ER_REPLICA_FATAL_ERROR, ErrorCode.NOT_SUPPORTED_YET
+    )  # fmt: skip

@@ -184,7 +184,7 @@ def connection_status(manager: ChannelManager) -> list[Row]:
             (
                 channel.name,
                 "",
-                channel.config.connection.source_uuid,
+                s.source_uuid or channel.config.connection.source_uuid,
                 s.io_thread_id,
                 _service_state(channel, s),
                 s.count_received_heartbeats,

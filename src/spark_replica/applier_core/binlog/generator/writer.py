@@ -83,58 +83,19 @@ def column_spec(index: int, column: ColumnDef) -> ColumnSpec:
 
 
 @dataclass(slots=True)
-class BinlogSetWriter:
-    """Writes ``<directory>/<base>.NNNNNN`` files and their index."""
+class TransactionEncoder:
+    """Encodes generated transactions as a source's events, each with ``log_pos`` 0 (the
+    writer moves them to where they land). Table ids are given on first use of a table and
+    kept until ``forget_tables`` (a new file)."""
 
-    directory: Path
-    base: str = "binlog"
     server_uuid: str = ""
-    compression: bool = False
     server_id: int = 1
-    files: list[Path] = field(default_factory=list)
-    _writer: BinlogFileWriter | None = None
-    _file_index: int = 0
-    _executed: GtidSet = field(default_factory=GtidSet)
+    compression: bool = False
     _table_ids: dict[str, tuple[TableDef, int]] = field(default_factory=dict)
     _next_table_id: int = 100
 
-    def write(self, transactions: Iterable[GeneratedTransaction]) -> list[Path]:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for trx in transactions:
-            if trx.file_index != self._file_index:
-                self._open(trx.file_index, trx.commit_time_us // 1_000_000)
-            self._write_transaction(trx)
-        self.close()
-        index = self.directory / f"{self.base}.index"
-        index.write_text("".join(f"./{p.name}\n" for p in self.files))
-        return self.files
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-
-    def _open(self, file_index: int, timestamp: int) -> None:
-        path = self.directory / f"{self.base}.{file_index:06d}"
-        if self._writer is not None:
-            rotate = Rotate(self._header(EventType.ROTATE, timestamp), 4, path.name)
-            self._writer.write(rotate)
-            self.close()
-        fde = FormatDescription.for_server(
-            SERVER_VERSION, server_id=self.server_id, timestamp=timestamp,
-            create_timestamp=timestamp if file_index == 1 else 0,
-        )  # fmt: skip
-        self._writer = BinlogFileWriter(path, fde, previous_gtids=self._executed.copy())
-        self._file_index = file_index
-        self.files.append(path)
-        # A new file starts without table maps: every table gets a fresh id on first use.
-        self._table_ids.clear()
-
-    def _header(self, type_code: int, timestamp: int, flags: int = 0) -> EventHeader:
-        return make_header(type_code, timestamp=timestamp, server_id=self.server_id, flags=flags)
-
-    def _write_transaction(self, trx: GeneratedTransaction) -> None:
-        assert self._writer is not None
+    def encode(self, trx: GeneratedTransaction) -> list[bytes]:
+        """The transaction's events: its GTID event first."""
         ts = trx.commit_time_us // 1_000_000
         body = list(self._body(trx, ts))
         if self.compression and trx.ddl is None:
@@ -150,10 +111,14 @@ class BinlogSetWriter:
         length = body_size + short_gtid
         while body_size + short_gtid - 1 + len(pack_int(length)) != length:
             length = body_size + short_gtid - 1 + len(pack_int(length))
-        self._writer.write(self._gtid(trx, ts, length))
-        for data in encoded:
-            self._writer.write_moved(data)
-        self._executed.add(self.server_uuid, "", trx.gno)
+        gtid = encode_event(self._gtid(trx, ts, length), checksum=True, log_pos=0)
+        return [gtid, *encoded]
+
+    def forget_tables(self) -> None:
+        self._table_ids.clear()
+
+    def _header(self, type_code: int, timestamp: int, flags: int = 0) -> EventHeader:
+        return make_header(type_code, timestamp=timestamp, server_id=self.server_id, flags=flags)
 
     def _maps(self, events: list[Event]) -> dict[int, object]:
         return {e.table_id: e for e in events if isinstance(e, TableMapEvent)}
@@ -242,6 +207,60 @@ class BinlogSetWriter:
             rows=rows,
             table_map=table_map,
         )
+
+
+@dataclass(slots=True)
+class BinlogSetWriter:
+    """Writes ``<directory>/<base>.NNNNNN`` files and their index."""
+
+    directory: Path
+    base: str = "binlog"
+    server_uuid: str = ""
+    compression: bool = False
+    server_id: int = 1
+    files: list[Path] = field(default_factory=list)
+    _writer: BinlogFileWriter | None = None
+    _file_index: int = 0
+    _executed: GtidSet = field(default_factory=GtidSet)
+    _encoder: TransactionEncoder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._encoder = TransactionEncoder(self.server_uuid, self.server_id, self.compression)
+
+    def write(self, transactions: Iterable[GeneratedTransaction]) -> list[Path]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for trx in transactions:
+            if trx.file_index != self._file_index:
+                self._open(trx.file_index, trx.commit_time_us // 1_000_000)
+            assert self._writer is not None
+            for data in self._encoder.encode(trx):
+                self._writer.write_moved(data)
+            self._executed.add(self.server_uuid, "", trx.gno)
+        self.close()
+        index = self.directory / f"{self.base}.index"
+        index.write_text("".join(f"./{p.name}\n" for p in self.files))
+        return self.files
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _open(self, file_index: int, timestamp: int) -> None:
+        path = self.directory / f"{self.base}.{file_index:06d}"
+        header = make_header(EventType.ROTATE, timestamp=timestamp, server_id=self.server_id)
+        if self._writer is not None:
+            self._writer.write(Rotate(header, 4, path.name))
+            self.close()
+        fde = FormatDescription.for_server(
+            SERVER_VERSION, server_id=self.server_id, timestamp=timestamp,
+            create_timestamp=timestamp if file_index == 1 else 0,
+        )  # fmt: skip
+        self._writer = BinlogFileWriter(path, fde, previous_gtids=self._executed.copy())
+        self._file_index = file_index
+        self.files.append(path)
+        # A new file starts without table maps: every table gets a fresh id on first use.
+        self._encoder.forget_tables()
 
 
 def _estimate(change: RowChange) -> int:
