@@ -2,6 +2,7 @@
 
 spark-replica serve [--bind ADDR] [--port N] [--data-dir DIR] [--metadata-url URL] [--config F]
 spark-replica sqltest --host H --port P [--user U] [--password P] [--record] FILES...
+spark-replica source --data-dir DIR [--port N] [--user U --password P] [--generate N --rate TPS]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, load_config
+from spark_replica.server.source import cli as source_args
 from spark_replica.server.storage import configured_components
 
 
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--engine", choices=("spark", "memory"))
     serve.add_argument("--spark-master", help="spark.master (default local[2])")
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
+    source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
     add_commands(commands)
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         return sqltest_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "source":
+        return source_args.run(args)
     if args.command in ("binlog", "generate"):
         return run_tool(args)
     return _serve(args)

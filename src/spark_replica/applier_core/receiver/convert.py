@@ -146,6 +146,11 @@ class MysqlTracker:
     def __repr__(self) -> str:
         return f"<MysqlTracker open={self._open}>"
 
+    @property
+    def open(self) -> tuple[str, int] | None:
+        """The transaction in progress (begun, not yet ended), if any."""
+        return self._open
+
     def convert(self, raw: bytes) -> list[bytes]:
         """``[raw]``; ``started``/``ended`` tell what it did to the transaction in progress.
 

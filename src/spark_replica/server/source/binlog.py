@@ -21,18 +21,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spark_replica.applier_core.binlog.codec import encode_event_at
-from spark_replica.applier_core.binlog.constants import EventFlag, EventType
+from spark_replica.applier_core.binlog.codec_gtid import decode_gtid_set
+from spark_replica.applier_core.binlog.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    EventFlag,
+    EventType,
+)
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     FormatDescription,
-    Gtid,
     PreviousGtids,
     Rotate,
     make_header,
 )
-from spark_replica.applier_core.binlog.file import BinlogFileReader, moved_event
+from spark_replica.applier_core.binlog.file import BinlogFileReader, moved_event, read_raw_events
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.convert import MysqlTracker
 
 SERVER_VERSION = "8.4.0-spark-replica"
 DEFAULT_MAX_SIZE = 1 << 30
@@ -68,7 +74,13 @@ class SourceBinlog:
         self.relay_log.open()
         names = self.relay_log.files()
         if names:
-            self._executed = self._recover(names[-1])
+            path = self.relay_log.path(names[-1])
+            self._executed, complete = self._recover(names[-1])
+            if complete < path.stat().st_size:  # a transaction cut off by a crash
+                self.relay_log.close()
+                with open(path, "r+b") as handle:
+                    handle.truncate(complete)
+                self.relay_log.open()
         writer = RelayLogWriter(
             self.relay_log,
             make_header=self._file_header,
@@ -183,12 +195,21 @@ class SourceBinlog:
         rotate = Rotate(header, 4, next_name)
         return encode_event_at(rotate, self._writer.position.offset, checksum=True)
 
-    def _recover(self, last: str) -> GtidSet:
-        """gtid_executed: the last file's Previous_gtids and the GTIDs written in it."""
+    def _recover(self, last: str) -> tuple[GtidSet, int]:
+        """gtid_executed (the last file's Previous_gtids and the transactions written whole
+        in it) and where the last whole transaction ends: a crash may have cut the last one,
+        which is then cut away, as a MySQL server's binary log recovery does."""
         executed = GtidSet()
-        for _, _, event in BinlogFileReader(self.relay_log.path(last)):
-            if isinstance(event, PreviousGtids):
-                executed.update(event.gtids)
-            elif isinstance(event, Gtid) and not event.anonymous:
-                executed.add(event.uuid, event.tag, event.gno)
-        return executed
+        tracker = MysqlTracker()
+        complete = opened = 4
+        for start, end, data in read_raw_events(self.relay_log.path(last)):
+            tracker.convert(data)
+            if data[4] == EventType.PREVIOUS_GTIDS:
+                executed.update(decode_gtid_set(data[HEADER_LEN:-CHECKSUM_LEN]))
+            if tracker.started is not None:
+                opened = start
+            if tracker.ended is not None:
+                executed.add(tracker.ended[0], "", tracker.ended[1])
+            if tracker.open is None:
+                complete = end
+        return executed, opened if tracker.open is not None else complete
