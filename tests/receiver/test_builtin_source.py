@@ -59,8 +59,16 @@ def test_a_live_builtin_source_replicates_into_both_appliers(
             assert (status["Last_IO_Errno"], status["Last_SQL_Errno"]) == (0, 0)
             assert status["Source_UUID"] == SPEC.server_uuid
             assert status["Retrieved_Gtid_Set"] == source.all_gtids().format(",\n")
+            end = source.server.binlog.end()  # where the source has written up to
+            assert (status["Source_Log_File"], status["Read_Source_Log_Pos"]) == end
+            cursor.execute("SELECT SOURCE_UUID, SERVICE_STATE FROM "
+                           "performance_schema.replication_connection_status")  # fmt: skip
+            assert cursor.fetchall() == ((SPEC.server_uuid, "ON"),)
             cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
             assert channel_threads() == []
+            cursor.execute("SELECT Master_log_name, Master_log_pos, Uuid FROM "
+                           "mysql.slave_master_info WHERE Channel_name = 'm1'")  # fmt: skip
+            assert cursor.fetchall() == ((end[0], end[1], SPEC.server_uuid),)
     assert engine_content(engine) == source.content
 
 

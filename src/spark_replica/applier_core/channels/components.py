@@ -40,6 +40,18 @@ class Credentials:
 
 
 @dataclass(frozen=True, slots=True)
+class SourcePosition:
+    """Where a receiver has read its source's binary log up to, and the source's UUID: the
+    Source_Log_File, Read_Source_Log_Pos and Uuid of ``mysql.slave_master_info``.
+    ``durable``: also save them now (not only in memory)."""
+
+    log_file: str
+    log_pos: int
+    source_uuid: str = ""
+    durable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ThreadContext:
     """What a starting component gets: the channel's configuration and where to report."""
 
@@ -59,6 +71,8 @@ class ThreadContext:
     checkpoint: Callable[[Checkpoint], None] | None = None
     #: The ``mysql.slave_worker_info`` rows the channel's last legacy-applier run left.
     workers: Sequence[WorkerInfo] = ()
+    #: Records the receiver's position in the source's binary log; None when nothing does.
+    source_position: Callable[[SourcePosition], None] | None = None
 
 
 class ApplierFactory(Protocol):

@@ -16,6 +16,7 @@ from spark_replica.applier_core.channels.components import (
     Components,
     Credentials,
     RunningThreads,
+    SourcePosition,
     ThreadContext,
 )
 from spark_replica.applier_core.channels.config import (
@@ -127,6 +128,9 @@ class ChannelManager:
         self.relay_logs = RelayLogs(data_dir)
         #: Statements that read or change channels hold this for their whole run.
         self.lock = threading.RLock()
+        # _config_lock serialises the running threads' updates of a channel's configuration
+        # (the applier's checkpoints, the receiver's positions).
+        self._config_lock = threading.Lock()
         self._channels: dict[str, Channel] = {}
         self._closed = False
 
@@ -180,6 +184,7 @@ class ChannelManager:
             until=until,
             credentials=credentials or Credentials(),
             checkpoint=lambda checkpoint: self._checkpoint(channel, checkpoint),
+            source_position=lambda position: self._source_position(channel, position),
             workers=self._worker_rows(channel) if thread is ThreadType.SQL else (),
         )
         if thread is ThreadType.SQL:
@@ -225,17 +230,33 @@ class ChannelManager:
     def _checkpoint(self, channel: Channel, checkpoint: Checkpoint) -> None:
         """(The applier's thread) Move the channel's applier positions to ``checkpoint``'s
         low-water mark; with a store, save them and the worker rows in one transaction."""
-        applier = replace(
-            channel.config.applier,
-            relay_log_file=checkpoint.relay_log_file,
-            relay_log_pos=checkpoint.relay_log_pos,
-            source_log_file=checkpoint.source_log_file,
-            source_log_pos=checkpoint.source_log_pos,
-        )
-        config = replace(channel.config, applier=applier)
-        if self.store is not None:
-            self.store.save_checkpoint(config, checkpoint.workers)
-        channel.config = config
+        with self._config_lock:
+            applier = replace(
+                channel.config.applier,
+                relay_log_file=checkpoint.relay_log_file,
+                relay_log_pos=checkpoint.relay_log_pos,
+                source_log_file=checkpoint.source_log_file,
+                source_log_pos=checkpoint.source_log_pos,
+            )
+            config = replace(channel.config, applier=applier)
+            if self.store is not None:
+                self.store.save_checkpoint(config, checkpoint.workers)
+            channel.config = config
+
+    def _source_position(self, channel: Channel, position: SourcePosition) -> None:
+        """(The receiver's thread) Move the channel's connection positions; when
+        ``position.durable`` and with a store, save them."""
+        with self._config_lock:
+            connection = replace(
+                channel.config.connection,
+                source_log_file=position.log_file,
+                source_log_pos=position.log_pos,
+                source_uuid=position.source_uuid or channel.config.connection.source_uuid,
+            )
+            config = replace(channel.config, connection=connection)
+            if position.durable and self.store is not None:
+                self.store.save_channel(config)
+            channel.config = config
 
     def stop(self, channel: Channel, thread: ThreadType) -> bool:
         """Stop and join one thread group; False when it was not running."""

@@ -32,7 +32,11 @@ from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
-from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
+from spark_replica.applier_core.channels.components import (
+    RunningThreads,
+    SourcePosition,
+    ThreadContext,
+)
 from spark_replica.applier_core.channels.status import ErrorInfo, TransactionInfo
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
@@ -52,6 +56,7 @@ from spark_replica.applier_core.receiver.dump import (
     register_replica,
 )
 from spark_replica.applier_core.receiver.mariadb import connect_state, mariadb_text
+from spark_replica.applier_core.receiver.position import ReadPosition
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +64,9 @@ CONNECTING = "Connecting to source"
 WAITING = "Waiting for source to send event"
 RECONNECTING = "Waiting to reconnect after a failed source event read"
 RELAY_SERVER_VERSION = "8.4.0"
+#: Seconds between saves of the receiver's position while it receives.
+SAVE_PERIOD = 1.0
+_HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 
 
 class Receivers:
@@ -93,6 +101,9 @@ class Receiver:
         self._attempt = 0  # the receiver thread's: connection attempts in a row
         self._connecting = False  # the receiver thread's: not yet dumping
         self.mariadb = False  # the receiver thread's: the source is a MariaDB
+        connection = context.config.connection
+        self.read = ReadPosition(connection.source_log_file, connection.source_log_pos)
+        self._saved = time.monotonic()  # when the position was last saved
         self._started = False
         self._stop = threading.Event()
         label = f"receiver-{self.name}" if self.name else "receiver"
@@ -143,6 +154,7 @@ class Receiver:
         finally:
             self._drop_client()
             writer.close()
+            self._report_position(durable=True)
         if error is not None:
             logger.error("Replica I/O for channel '%s': %s", self.name, error.message)
         if not self._stop.is_set() or error is not None:
@@ -226,12 +238,14 @@ class Receiver:
         heartbeats = status.snapshot().count_received_heartbeats
         queueing = TransactionInfo()
         for raw in events(client):
-            if raw[4] == EventType.HEARTBEAT:
+            if raw[4] in _HEARTBEATS:
                 heartbeats += 1
                 status.update(count_received_heartbeats=heartbeats, last_heartbeat=time.time())
                 continue
             for event in converter.convert(raw):
                 writer.append(event)
+            if self.read.follow(raw):
+                self._report_position()
             started, ended = converter.started, converter.ended
             if started is not None:
                 stamp = int.from_bytes(raw[0:4], "little")  # the source's commit second
@@ -245,6 +259,20 @@ class Receiver:
                     last_queued=replace(queueing, end=time.time()),
                     queueing=TransactionInfo(),
                 )
+                self._report_position()
+
+    def _report_position(self, *, durable: bool = False) -> None:
+        """Record Source_Log_File/Read_Source_Log_Pos; saved at most every
+        ``SAVE_PERIOD`` seconds, and when the thread ends."""
+        record = self.context.source_position
+        if record is None:
+            return
+        now = time.monotonic()
+        durable = durable or now - self._saved >= SAVE_PERIOD
+        if durable:
+            self._saved = now
+        uuid = self.context.status.snapshot().source_uuid if durable else ""
+        record(SourcePosition(self.read.file, self.read.position, uuid, durable))
 
     # -- relay log events ----------------------------------------------------------------------
 
