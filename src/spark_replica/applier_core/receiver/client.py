@@ -137,6 +137,11 @@ class SourceClient:
         return f"<SourceClient {self._address}>"
 
     @property
+    def buffered(self) -> int:
+        """Bytes received from the source and not read yet."""
+        return self._stream.buffered
+
+    @property
     def encrypted(self) -> bool:
         return isinstance(self._stream.sock, ssl.SSLSocket)
 

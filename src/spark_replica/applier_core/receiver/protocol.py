@@ -18,6 +18,7 @@ import ssl
 import struct
 
 MAX_PACKET = 0xFFFFFF
+_RECV_SIZE = 1 << 16
 
 # Capability flags (https://dev.mysql.com/doc/dev/mysql-server/latest/group__group__cs__capabilities__flags.html).
 CLIENT_LONG_PASSWORD = 1
@@ -74,11 +75,22 @@ def lost(exc: OSError | None = None) -> SourceError:
 
 class PacketStream:
     """Packets over one socket, with the sequence numbers of the exchange in progress.
-    Not thread-safe, except ``abort``."""
+    Reads are buffered (``buffered`` tells whether a read can be answered without waiting
+    for the network). Not thread-safe, except ``abort``."""
 
     def __init__(self, sock: socket.socket | ssl.SSLSocket) -> None:
         self.sock = sock
         self.seq = 0
+        self._buffer = bytearray()
+        self._start = 0  # where the unread bytes of _buffer begin
+        #: Receive more than asked for. A server turns it off until the login is done: bytes
+        #: after an SSLRequest belong to the TLS handshake, not to this buffer.
+        self.read_ahead = True
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not read yet."""
+        return len(self._buffer) - self._start
 
     def read_packet(self) -> bytes:
         """The next payload (joined when split over several packets)."""
@@ -126,16 +138,21 @@ class PacketStream:
             pass
 
     def _recv(self, size: int) -> bytes:
-        buffer = bytearray()
-        while len(buffer) < size:
+        buffer, start = self._buffer, self._start
+        while len(buffer) - start < size:
+            if start:
+                del buffer[:start]
+                start = self._start = 0
             try:
-                chunk = self.sock.recv(size - len(buffer))
+                missing = size - len(buffer)
+                chunk = self.sock.recv(max(_RECV_SIZE, missing) if self.read_ahead else missing)
             except OSError as exc:
                 raise lost(exc) from exc
             if not chunk:
                 raise lost()
             buffer += chunk
-        return bytes(buffer)
+        self._start = start + size
+        return bytes(buffer[start : start + size])
 
 
 # -- scrambles ---------------------------------------------------------------------------------

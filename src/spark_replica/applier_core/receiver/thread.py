@@ -66,6 +66,8 @@ RECONNECTING = "Waiting to reconnect after a failed source event read"
 RELAY_SERVER_VERSION = "8.4.0"
 #: Seconds between saves of the receiver's position while it receives.
 SAVE_PERIOD = 1.0
+#: Bytes appended to the relay log after which they are published even while more arrive.
+PUBLISH_BYTES = 1 << 16
 _HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 
 
@@ -104,6 +106,8 @@ class Receiver:
         connection = context.config.connection
         self.read = ReadPosition(connection.source_log_file, connection.source_log_pos)
         self._saved = time.monotonic()  # when the position was last saved
+        self._ended_since: list[tuple[str, int]] = []  # appended whole, not yet published
+        self._last_queued = TransactionInfo()
         self._started = False
         self._stop = threading.Event()
         label = f"receiver-{self.name}" if self.name else "receiver"
@@ -232,34 +236,62 @@ class Receiver:
 
     def _copy(self, client: SourceClient, writer: RelayLogWriter) -> None:
         """Append the dump's events to the relay log; count heartbeats, which are not
-        written; keep the queueing and last queued transactions up to date."""
+        written; keep the queueing and last queued transactions up to date.
+
+        Events are published to the applier in batches: whenever the connection has nothing
+        more buffered (the source is idle or slower than us), and at least every
+        ``PUBLISH_BYTES``. A transaction counts as received once its last event is published.
+        """
         converter = MariadbConverter() if self.mariadb else MysqlTracker()
         status = self.context.status
         heartbeats = status.snapshot().count_received_heartbeats
         queueing = TransactionInfo()
-        for raw in events(client):
-            if raw[4] in _HEARTBEATS:
-                heartbeats += 1
-                status.update(count_received_heartbeats=heartbeats, last_heartbeat=time.time())
-                continue
-            for event in converter.convert(raw):
-                writer.append(event)
-            if self.read.follow(raw):
-                self._report_position()
-            started, ended = converter.started, converter.ended
-            if started is not None:
-                stamp = int.from_bytes(raw[0:4], "little")  # the source's commit second
-                queueing = TransactionInfo(gtid=mariadb_text(*started), original_commit=stamp,
-                                           immediate_commit=stamp, start=time.time())  # fmt: skip
-                status.update(queueing=queueing)
-            if ended is not None:
-                self.received.add(ended[0], "", ended[1])
-                status.update(
-                    received_transaction_set=self.received.format(","),
-                    last_queued=replace(queueing, end=time.time()),
-                    queueing=TransactionInfo(),
-                )
-                self._report_position()
+        self._ended_since.clear()
+        self._last_queued = TransactionInfo()
+        unpublished = 0
+        try:
+            for raw in events(client):
+                ended = None
+                if raw[4] in _HEARTBEATS:  # counted, never written
+                    heartbeats += 1
+                    status.update(count_received_heartbeats=heartbeats,
+                                  last_heartbeat=time.time())  # fmt: skip
+                else:
+                    for event in converter.convert(raw):
+                        writer.append(event, flush=False)
+                        unpublished += len(event)
+                    if self.read.follow(raw):
+                        self._report_position()
+                    started, ended = converter.started, converter.ended
+                    if started is not None:
+                        queueing = _queueing(raw, started)
+                        status.update(queueing=queueing)
+                    if ended is not None:
+                        self._ended_since.append(ended)
+                        self._last_queued = replace(queueing, end=time.time())
+                if client.buffered and unpublished < PUBLISH_BYTES:
+                    continue  # more is already here: publish it with what follows
+                unpublished = 0
+                self._publish(writer, queueing if ended is None else TransactionInfo())
+        finally:
+            # Whole transactions already appended count as received, even when the
+            # connection broke: the next dump must not ask for them again.
+            self._publish(writer, TransactionInfo())
+
+    def _publish(self, writer: RelayLogWriter, queueing: TransactionInfo) -> None:
+        """Publish what was appended, and count the transactions it ended as received."""
+        writer.flush()
+        if not self._ended_since:
+            return
+        for uuid, gno in self._ended_since:
+            self.received.add(uuid, "", gno)
+        self._ended_since.clear()
+        self.context.status.update(
+            received_transaction_set=self.received.format(","),
+            last_queued=self._last_queued,
+            queueing=queueing,
+        )
+        self._report_position()
 
     def _report_position(self, *, durable: bool = False) -> None:
         """Record Source_Log_File/Read_Source_Log_Pos; saved at most every
@@ -310,6 +342,13 @@ class Receiver:
 
 ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
 ER_REPLICA_FATAL_ERROR = 1593
+
+
+def _queueing(raw: bytes, started: tuple[str, int]) -> TransactionInfo:
+    """The transaction whose GTID event ``raw`` is, as it starts being queued."""
+    stamp = int.from_bytes(raw[0:4], "little")  # the source's commit second
+    return TransactionInfo(gtid=mariadb_text(*started), original_commit=stamp,
+                           immediate_commit=stamp, start=time.time())  # fmt: skip
 
 
 def _retryable(exc: SourceError) -> bool:

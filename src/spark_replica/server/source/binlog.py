@@ -80,6 +80,7 @@ class SourceBinlog:
                 self.relay_log.close()
                 with open(path, "r+b") as handle:
                     handle.truncate(complete)
+                self.relay_log = RelayLog(self.directory, BASE_NAME)  # its end moves back
                 self.relay_log.open()
         writer = RelayLogWriter(
             self.relay_log,

@@ -212,6 +212,7 @@ class _Connection:
         self.number = number
         self.host = host
         self.stream = PacketStream(sock)
+        self.stream.read_ahead = False  # until logged in (see PacketStream.read_ahead)
         self.session = SessionState()
         self.user = ""
         self.thread = threading.Thread(target=self._run, name=f"source-conn-{number}")
@@ -219,6 +220,7 @@ class _Connection:
     def _run(self) -> None:
         try:
             if self._log_in():
+                self.stream.read_ahead = True
                 self._serve()
         except SourceError:
             pass  # the client went away

@@ -1,0 +1,196 @@
+"""Receiver throughput: the built-in source's binary log pulled into a relay log on loopback,
+beside the raw rate at which the source can send it.
+
+Generates once (or reuses, with ``--dir``) a binary log of ``--transactions`` generated
+transactions (the applier benchmark's sysbench shape: 4 row changes each over 8 tables), and
+serves it with the built-in binlog server (``spark-replica source``) in this process. Then,
+``--rounds`` times, in one run:
+
+* **raw**: a bare client logs in, asks for everything (COM_BINLOG_DUMP_GTID, non-blocking) and
+  reads the events, doing nothing with them: what the source and the protocol can deliver;
+* **receiver**: the replica's receiver thread (``Receiver``, as START REPLICA IO_THREAD starts
+  it) dumps the same from an empty GTID set into a fresh relay log, tracking transactions,
+  until the last GTID is in its Received_transaction_set.
+
+Printed per round and as the best of the rounds: events/s, MB/s and the receiver's ratio to
+the raw rate (the two share the machine's two cores with the source's dump thread, so the
+ratio is what matters; the absolute figures move with the machine's load).
+
+Usage (from the repository root)::
+
+    .venv/bin/python tests/bench/bench_receiver.py [--transactions 50000] [--rounds 3]
+        [--dir CACHE_DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parents[2]
+for _path in (_REPO / "src", _REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from tests.bench.benchkit import cache_root, load_average, machine_line  # noqa: E402
+
+from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder  # noqa: E402
+from spark_replica.applier_core.channels.components import ThreadContext  # noqa: E402
+from spark_replica.applier_core.channels.config import (  # noqa: E402
+    ChannelConfig,
+    SourceConnection,
+)
+from spark_replica.applier_core.channels.relay_logs import RelayLogs  # noqa: E402
+from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard  # noqa: E402
+from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
+from spark_replica.applier_core.progress import ExecutedGtids  # noqa: E402
+from spark_replica.applier_core.receiver.client import SourceClient  # noqa: E402
+from spark_replica.applier_core.receiver.dump import (  # noqa: E402
+    dump_gtid,
+    events,
+    prepare_mysql,
+)
+from spark_replica.applier_core.receiver.protocol import NATIVE  # noqa: E402
+from spark_replica.applier_core.receiver.thread import Receiver  # noqa: E402
+from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
+from spark_replica.server.source import (  # noqa: E402
+    Account,
+    SourceBinlog,
+    SourceOptions,
+    SourceServer,
+)
+
+USER, PASSWORD = "repl", "bench-secret"
+CHANNEL = "bench"
+POLL = 0.002
+
+
+@dataclass(frozen=True)
+class Figures:
+    events: int
+    size: int
+    seconds: float
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds
+
+    @property
+    def megabytes_per_second(self) -> float:
+        return self.size / self.seconds / 1e6
+
+
+def prepare(directory: Path, transactions: int) -> tuple[SourceBinlog, GtidSet]:
+    """The source's binary log (generated on first use) and every GTID in it."""
+    spec = WorkloadSpec(tables=8, rows_per_table=1000, transactions=transactions, clients=16)
+    marker = directory / f"ready-{transactions}"
+    if not marker.exists():
+        shutil.rmtree(directory / "binlog", ignore_errors=True)
+        binlog = SourceBinlog(directory / "binlog")
+        binlog.open()
+        encoder = TransactionEncoder(spec.server_uuid)
+        for trx in simulate(spec)[0]:
+            binlog.append(encoder.encode(trx), (spec.server_uuid, trx.gno))
+        binlog.close()
+        marker.touch()
+    binlog = SourceBinlog(directory / "binlog")
+    binlog.open()
+    return binlog, binlog.executed()
+
+
+def raw_rate(port: int) -> Figures:
+    client = SourceClient.connect("127.0.0.1", port, USER, PASSWORD)
+    try:
+        prepare_mysql(client)
+        start = time.perf_counter()
+        dump_gtid(client, 99, GtidSet(), blocking=False)
+        count = size = 0
+        for event in events(client):
+            count += 1
+            size += len(event)
+        return Figures(count, size, time.perf_counter() - start)
+    finally:
+        client.close()
+
+
+def receiver_rate(port: int, work: Path, everything: GtidSet, expected: Figures) -> Figures:
+    shutil.rmtree(work, ignore_errors=True)
+    settings = SystemVariables({})
+    settings.set_internal("server_id", 2)
+    relay_logs = RelayLogs(work)
+    status = StatusBoard()
+    exits: list[ErrorInfo | None] = []
+    connection = SourceConnection(host="127.0.0.1", port=port, user=USER, password=PASSWORD,
+                                  auto_position=True)  # fmt: skip
+    context = ThreadContext(
+        config=ChannelConfig(name=CHANNEL, connection=connection), status=status,
+        settings=settings, data_dir=str(work), exited=exits.append,
+        executed=ExecutedGtids(settings=settings), relay_logs=relay_logs,
+    )  # fmt: skip
+    target = everything.format(",")
+    receiver = Receiver(context)
+    start = time.perf_counter()
+    receiver.start()
+    try:
+        while status.snapshot().received_transaction_set != target:
+            if exits:
+                raise RuntimeError(f"the receiver stopped: {exits[-1]}")
+            time.sleep(POLL)  # a measurement's polling, not an ordering of threads
+        seconds = time.perf_counter() - start
+    finally:
+        receiver.stop()
+        relay_logs.close_all()
+    return Figures(expected.events, expected.size, seconds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--transactions", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dir")
+    args = parser.parse_args(argv)
+    print(machine_line())
+    with cache_root(args.dir, "bench-receiver-") as root:
+        binlog, everything = prepare(root / f"source-{args.transactions}", args.transactions)
+        size = sum(size for _, size in binlog.files())
+        print(f"source: {args.transactions:,} transactions, {len(binlog.files())} files, "
+              f"{size / 1e6:.1f} MB")  # fmt: skip
+        options = SourceOptions(server_uuid="3e11fa47-71ca-11e1-9e33-c80aa9429562",
+                                accounts=[Account(USER, PASSWORD, NATIVE)])  # fmt: skip
+        best_raw: Figures | None = None
+        best_receiver: Figures | None = None
+        with SourceServer(binlog, options) as server:
+            for number in range(1, args.rounds + 1):
+                raw = raw_rate(server.port)
+                received = receiver_rate(server.port, root / "replica", everything, raw)
+                print(f"round {number}: raw {raw.events_per_second:,.0f} events/s "
+                      f"{raw.megabytes_per_second:.1f} MB/s; receiver "
+                      f"{received.events_per_second:,.0f} events/s "
+                      f"{received.megabytes_per_second:.1f} MB/s; ratio "
+                      f"{raw.seconds / received.seconds:.2f}")  # fmt: skip
+                if best_raw is None or raw.seconds < best_raw.seconds:
+                    best_raw = raw
+                if best_receiver is None or received.seconds < best_receiver.seconds:
+                    best_receiver = received
+        assert best_raw is not None and best_receiver is not None
+        print(f"best: raw {best_raw.events_per_second:,.0f} events/s "
+              f"({best_raw.megabytes_per_second:.1f} MB/s), receiver "
+              f"{best_receiver.events_per_second:,.0f} events/s "
+              f"({best_receiver.megabytes_per_second:.1f} MB/s): receiver/raw "
+              f"{best_raw.seconds / best_receiver.seconds:.2f}")  # fmt: skip
+        print(f"load average at the end: {load_average()}")
+    assert threading.active_count() == 1, threading.enumerate()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
