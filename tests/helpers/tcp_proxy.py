@@ -117,3 +117,121 @@ def _close(*sockets: socket.socket) -> None:
         except OSError:
             pass
         sock.close()
+
+
+class DamagingProxy:
+    """Forwards one client to ``target`` at a time, packet by packet from the server, and
+    damages one packet on request: ``damage(after, where)`` changes one byte of the first
+    packet of over 100 bytes that comes once ``after`` more such packets have passed, then
+    forwards everything intact again. ``where``: ``"body"`` (a byte in the middle of the
+    payload), ``"length"`` (the event's own length field, past the OK byte) or ``"marker"``
+    (the packet's first byte, which says what the packet is). ``damaged`` is set once done.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self._target = (host, port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._lock = threading.Lock()  # guards _plan and _pairs
+        self._plan: tuple[int, str] | None = None
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._threads: list[threading.Thread] = []
+        self.damaged = threading.Event()
+        self._accepting = threading.Thread(target=self._accept, name="proxy-accept")
+        self._accepting.start()
+
+    def __enter__(self) -> DamagingProxy:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def damage(self, after: int, where: str) -> None:
+        with self._lock:
+            self._plan = (after, where)
+
+    def close(self) -> None:
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        self._accepting.join()
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for client, server in pairs:
+            _close(client, server)
+        for thread in self._threads:
+            thread.join()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            with self._lock:
+                self._pairs.append((client, server))
+            upstream = threading.Thread(target=self._forward, args=(client, server),
+                                        name="proxy-pump")  # fmt: skip
+            downstream = threading.Thread(target=self._packets, args=(server, client),
+                                          name="proxy-pump")  # fmt: skip
+            self._threads += [upstream, downstream]
+            upstream.start()
+            downstream.start()
+
+    def _forward(self, source: socket.socket, sink: socket.socket) -> None:
+        while True:
+            try:
+                data = source.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data or not _send(sink, data):
+                _close(source, sink)
+                return
+
+    def _packets(self, source: socket.socket, sink: socket.socket) -> None:
+        while True:
+            header = _recv_exact(source, 4)
+            payload = (
+                None
+                if header is None
+                else _recv_exact(source, int.from_bytes(header[:3], "little"))
+            )
+            if header is None or payload is None:
+                _close(source, sink)
+                return
+            if len(payload) > 100:
+                payload = self._maybe_damage(payload)
+            if not _send(sink, header + payload):
+                _close(source, sink)
+                return
+
+    def _maybe_damage(self, payload: bytes) -> bytes:
+        with self._lock:
+            if self._plan is None:
+                return payload
+            after, where = self._plan
+            if after > 0:
+                self._plan = (after - 1, where)
+                return payload
+            self._plan = None
+        at = {"body": len(payload) // 2, "length": 1 + 9, "marker": 0}[where]
+        damaged = bytearray(payload)
+        damaged[at] = 0x42 if where == "marker" else damaged[at] ^ 0x5A
+        self.damaged.set()
+        return bytes(damaged)
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        try:
+            chunk = sock.recv(size - len(data))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)

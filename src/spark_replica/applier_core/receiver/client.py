@@ -37,6 +37,7 @@ from spark_replica.applier_core.receiver.protocol import (
     CR_AUTH_PLUGIN_CANNOT_LOAD,
     CR_AUTH_PLUGIN_ERR,
     CR_CONN_HOST_ERROR,
+    CR_MALFORMED_PACKET,
     CR_SERVER_LOST,
     CR_SSL_CONNECTION_ERROR,
     CR_UNKNOWN_HOST,
@@ -215,7 +216,7 @@ class SourceClient:
         count, _ = lenenc_int(first, 0)
         columns = [_column_name(self.read_packet()) for _ in range(count)]
         if not is_eof(self.read_packet()):
-            raise SourceError(CR_SERVER_LOST, "Malformed packet")
+            raise SourceError(CR_MALFORMED_PACKET, "Malformed packet")
         rows: list[tuple[str | None, ...]] = []
         while True:
             packet = self.read_packet()
@@ -240,7 +241,7 @@ class SourceClient:
         """The error an unexpected packet stands for: the source's own for an ERR packet."""
         if packet[:1] == b"\xff":
             return parse_error(packet)
-        return SourceError(CR_SERVER_LOST, "Malformed packet")
+        return SourceError(CR_MALFORMED_PACKET, "Malformed packet")
 
     def command(self, code: int, body: bytes = b"") -> None:
         """Send a command packet (a new sequence starts)."""
@@ -318,7 +319,7 @@ class SourceClient:
                 if packet[1:2] == bytes([_FAST_AUTH_OK]):  # the OK packet follows
                     continue
                 if packet[1:2] != bytes([_FULL_AUTH]):
-                    raise SourceError(CR_SERVER_LOST, "Malformed packet")
+                    raise SourceError(CR_MALFORMED_PACKET, "Malformed packet")
                 self._full_auth(password, nonce, security)
             else:
                 raise SourceError(CR_SERVER_LOST, "Lost connection to MySQL server during query")
@@ -374,7 +375,7 @@ def _plugin_error(reason: str) -> SourceError:
 def parse_handshake(payload: bytes) -> Handshake:
     """Parse Protocol::HandshakeV10. Raises ``SourceError`` for anything else."""
     if not payload or payload[0] != 10:
-        raise SourceError(CR_SERVER_LOST, "Malformed packet")
+        raise SourceError(CR_MALFORMED_PACKET, "Malformed packet")
     try:
         end = payload.index(b"\0", 1)
         version = payload[1:end].decode(errors="replace")
@@ -398,7 +399,7 @@ def parse_handshake(payload: bytes) -> Handshake:
                 end = payload.find(b"\0", pos)
                 plugin = payload[pos : end if end >= 0 else None].decode()
     except (ValueError, struct.error, UnicodeDecodeError) as exc:
-        raise SourceError(CR_SERVER_LOST, "Malformed packet") from exc
+        raise SourceError(CR_MALFORMED_PACKET, "Malformed packet") from exc
     return Handshake(version, connection_id, nonce, capabilities, plugin)
 
 

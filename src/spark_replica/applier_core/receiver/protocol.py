@@ -53,6 +53,7 @@ CR_CONN_HOST_ERROR = 2003
 CR_UNKNOWN_HOST = 2005
 CR_SERVER_LOST = 2013
 CR_SSL_CONNECTION_ERROR = 2026
+CR_MALFORMED_PACKET = 2027
 CR_AUTH_PLUGIN_CANNOT_LOAD = 2059
 CR_AUTH_PLUGIN_ERR = 2061
 
@@ -203,7 +204,7 @@ def lenenc_int(data: bytes, pos: int) -> tuple[int, int]:
         return int.from_bytes(data[pos + 1 : pos + 4], "little"), pos + 4
     if first == 0xFE:
         return struct.unpack_from("<Q", data, pos + 1)[0], pos + 9
-    raise SourceError(CR_SERVER_LOST, "Malformed packet")
+    raise SourceError(CR_MALFORMED_PACKET, "Malformed packet")
 
 
 def pack_lenenc_int(value: int) -> bytes:

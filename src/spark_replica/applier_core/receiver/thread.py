@@ -40,6 +40,10 @@ from spark_replica.applier_core.channels.components import (
 from spark_replica.applier_core.channels.status import ErrorInfo, TransactionInfo
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.checks import (
+    ER_REPLICA_RELAY_LOG_WRITE_FAILURE,
+    EventCheck,
+)
 from spark_replica.applier_core.receiver.client import (
     CR_SERVER_LOST,
     Security,
@@ -243,6 +247,7 @@ class Receiver:
         ``PUBLISH_BYTES``. A transaction counts as received once its last event is published.
         """
         converter = MariadbConverter() if self.mariadb else MysqlTracker()
+        check = EventCheck()
         status = self.context.status
         heartbeats = status.snapshot().count_received_heartbeats
         queueing = TransactionInfo()
@@ -257,6 +262,7 @@ class Receiver:
                     status.update(count_received_heartbeats=heartbeats,
                                   last_heartbeat=time.time())  # fmt: skip
                 else:
+                    check.check(raw)
                     for event in converter.convert(raw):
                         writer.append(event, flush=False)
                         unpublished += len(event)
@@ -354,8 +360,10 @@ def _queueing(raw: bytes, started: tuple[str, int]) -> TransactionInfo:
 def _retryable(exc: SourceError) -> bool:
     """Errors after which MySQL's receiver tries again: the connection's, and the source
     refusing the login (it may be fixed meanwhile). A source's answer to the dump itself (1236:
-    it no longer has what we need), a source without GTIDs (1593) and an unsupported one are
-    final."""
+    it no longer has what we need), a source without GTIDs (1593), an event that is not
+    whole (1595) and an unsupported source are final. A checksum that does not match (1743)
+    and a malformed packet (2027) are tried again: the network may have damaged them."""
     return exc.code not in (
-        ER_SOURCE_FATAL_ERROR_READING_BINLOG, ER_REPLICA_FATAL_ERROR, ErrorCode.NOT_SUPPORTED_YET
+        ER_SOURCE_FATAL_ERROR_READING_BINLOG, ER_REPLICA_FATAL_ERROR, ErrorCode.NOT_SUPPORTED_YET,
+        ER_REPLICA_RELAY_LOG_WRITE_FAILURE,
     )  # fmt: skip
