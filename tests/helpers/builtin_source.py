@@ -9,6 +9,7 @@ live workload, and the content the replica must end with.
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -58,6 +59,7 @@ def running_source(
     *,
     rate: float = 0.0,
     max_size: int = 64 * 1024,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> Iterator[BuiltinSource]:
     transactions, content = simulate(spec)
     binlog = SourceBinlog(directory, max_size=max_size)
@@ -66,7 +68,7 @@ def running_source(
     encoder = TransactionEncoder(spec.server_uuid)
     for trx in transactions[:first_workload]:
         binlog.append(encoder.encode(trx), (spec.server_uuid, trx.gno))
-    options = SourceOptions(server_uuid=spec.server_uuid,
+    options = SourceOptions(server_uuid=spec.server_uuid, ssl_context=ssl_context,
                             accounts=[Account(REPL_USER, REPL_PASSWORD)])  # fmt: skip
     server = SourceServer(binlog, options).start()
     live = LiveWorkload(binlog, transactions[first_workload:], server_uuid=spec.server_uuid,
