@@ -95,6 +95,14 @@ class PacketStream:
 
     def read_packet(self) -> bytes:
         """The next payload (joined when split over several packets)."""
+        buffer, start = self._buffer, self._start
+        if len(buffer) - start >= 4:  # the common case: a whole small packet is buffered
+            length = buffer[start] | buffer[start + 1] << 8 | buffer[start + 2] << 16
+            end = start + 4 + length
+            if end <= len(buffer) and length < MAX_PACKET:
+                self.seq = (buffer[start + 3] + 1) & 0xFF
+                self._start = end
+                return bytes(buffer[start + 4 : end])
         parts = []
         while True:
             header = self._recv(4)

@@ -31,7 +31,7 @@ from spark_replica.applier_core.binlog.codec import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
-from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
+from spark_replica.applier_core.binlog.relaylog import RelayLogWriter, WriterState
 from spark_replica.applier_core.channels.components import (
     RunningThreads,
     SourcePosition,
@@ -253,6 +253,7 @@ class Receiver:
         queueing = TransactionInfo()
         self._ended_since.clear()
         self._last_queued = TransactionInfo()
+        pending: list[bytes] = []  # received, checked, not yet appended
         unpublished = 0
         try:
             for raw in events(client):
@@ -264,7 +265,7 @@ class Receiver:
                 else:
                     check.check(raw)
                     for event in converter.convert(raw):
-                        writer.append(event, flush=False)
+                        pending.append(event)
                         unpublished += len(event)
                     if self.read.follow(raw):
                         self._report_position()
@@ -278,15 +279,20 @@ class Receiver:
                 if client.buffered and unpublished < PUBLISH_BYTES:
                     continue  # more is already here: publish it with what follows
                 unpublished = 0
-                self._publish(writer, queueing if ended is None else TransactionInfo())
+                self._publish(writer, pending, queueing if ended is None else TransactionInfo())
         finally:
-            # Whole transactions already appended count as received, even when the
+            # Whole transactions already received count as received, even when the
             # connection broke: the next dump must not ask for them again.
-            self._publish(writer, TransactionInfo())
+            if writer.state is WriterState.OPEN:
+                self._publish(writer, pending, TransactionInfo())
 
-    def _publish(self, writer: RelayLogWriter, queueing: TransactionInfo) -> None:
-        """Publish what was appended, and count the transactions it ended as received."""
-        writer.flush()
+    def _publish(
+        self, writer: RelayLogWriter, pending: list[bytes], queueing: TransactionInfo
+    ) -> None:
+        """Append and publish the ``pending`` events, and count the transactions they ended
+        as received."""
+        writer.append_many(pending)
+        pending.clear()
         if not self._ended_since:
             return
         for uuid, gno in self._ended_since:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import BinaryIO
 
@@ -217,6 +217,28 @@ class RelayLogWriter:
                               position=self._written)  # fmt: skip
         self._write(event)
         self._written_type = event_type(event)
+        end = RelayCoordinate(self.file_name, self._written)
+        if flush:
+            self.flush()
+        if self._written > self.max_size:
+            self.rotate()
+        return end
+
+    def append_many(self, events: Sequence[bytes], *, flush: bool = True) -> RelayCoordinate:
+        """``append`` for several whole events at once (one write); rotates after them.
+
+        Raises:
+            BinlogError: one of them is not a whole event; none is written.
+            OSError: the write failed; the writer is then BROKEN.
+        """
+        self._require_open()
+        for event in events:
+            if len(event) < HEADER_LEN or event_length(event) != len(event):
+                raise BinlogError(f"cannot append {len(event)} bytes as an event",
+                                  file=self.file_name, position=self._written)  # fmt: skip
+        if events:
+            self._write(b"".join(events))
+            self._written_type = event_type(events[-1])
         end = RelayCoordinate(self.file_name, self._written)
         if flush:
             self.flush()
