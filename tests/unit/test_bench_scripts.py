@@ -29,3 +29,13 @@ def test_bench_frontend_rejects_bad_arguments() -> None:
     with load_script("bench_frontend") as bench, pytest.raises(SystemExit) as excinfo:
         bench.main(["--iterations", "0"])
     assert excinfo.value.code == 2
+
+
+def test_bench_receiver_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    with load_script("bench_receiver") as bench:
+        code = bench.main(["--transactions", "30", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "machine: nproc=" in out
+    assert "round 1: raw " in out
+    assert "receiver/raw " in out

@@ -71,6 +71,27 @@ def test_append_refuses_bytes_that_are_not_one_event(
     assert relay_log.path(FIRST).stat().st_size == START
 
 
+def test_append_many_writes_the_events_at_once_and_publishes_them(
+    relay_log: RelayLog, writer: RelayLogWriter
+) -> None:
+    events = [make_event(payload=b"a"), make_event(payload=b"bb" * 20)]
+    end = START + sum(map(len, events))
+    assert writer.append_many(events) == RelayCoordinate(FIRST, end)
+    assert relay_log.end_coordinate() == RelayCoordinate(FIRST, end)
+    assert relay_log.path(FIRST).read_bytes() == MAGIC + HEADER + b"".join(events)
+
+
+def test_append_many_writes_nothing_when_one_event_is_not_whole(
+    relay_log: RelayLog, writer: RelayLogWriter
+) -> None:
+    good = make_event()
+    with pytest.raises(BinlogError, match="cannot append"):
+        writer.append_many([good, good[:-1]])
+    writer.flush()
+    assert relay_log.path(FIRST).read_bytes() == MAGIC + HEADER
+    assert writer.state is WriterState.OPEN
+
+
 def test_explicit_rotation_ends_the_old_file_with_a_rotate_event(
     relay_log: RelayLog, writer: RelayLogWriter
 ) -> None:
