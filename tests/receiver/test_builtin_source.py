@@ -66,9 +66,13 @@ def test_a_live_builtin_source_replicates_into_both_appliers(
             assert status["Retrieved_Gtid_Set"] == source.all_gtids().format(",\n")
             end = source.server.binlog.end()  # where the source has written up to
             assert (status["Source_Log_File"], status["Read_Source_Log_Pos"]) == end
-            cursor.execute("SELECT SOURCE_UUID, SERVICE_STATE FROM "
+            cursor.execute("SELECT SOURCE_UUID, SERVICE_STATE, LAST_QUEUED_TRANSACTION, "
+                           "LAST_QUEUED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP FROM "
                            "performance_schema.replication_connection_status")  # fmt: skip
-            assert cursor.fetchall() == ((SPEC.server_uuid, "ON"),)
+            [(uuid, state, last, committed)] = cursor.fetchall()
+            final = source.transactions[-1]
+            assert (uuid, state, last) == (SPEC.server_uuid, "ON", f"{uuid}:{final.gno}")
+            assert str(committed).endswith(f".{final.commit_time_us % 1_000_000:06d}")
             cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
             assert channel_threads() == []
             cursor.execute("SELECT Master_log_name, Master_log_pos, Uuid FROM "

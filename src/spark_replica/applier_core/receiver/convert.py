@@ -49,6 +49,8 @@ class MariadbConverter:
         self.ended: tuple[str, int] | None = None
         #: ``(uuid, gno)`` of the transaction the last converted event started, else None.
         self.started: tuple[str, int] | None = None
+        #: MariaDB's GTID event has no commit times (the header's second stands in).
+        self.commit_times: tuple[float, float] = (0.0, 0.0)
 
     def __repr__(self) -> str:
         return f"<MariadbConverter checksum={self._checksum}>"
@@ -142,6 +144,9 @@ class MysqlTracker:
         self._began = False
         self.ended: tuple[str, int] | None = None
         self.started: tuple[str, int] | None = None
+        #: The original and immediate commit times (epoch seconds) of the transaction started
+        #: last, from its GTID event.
+        self.commit_times: tuple[float, float] = (0.0, 0.0)
 
     def __repr__(self) -> str:
         return f"<MysqlTracker open={self._open}>"
@@ -164,6 +169,9 @@ class MysqlTracker:
             if isinstance(event, Gtid) and not event.anonymous:
                 self._open, self._began = (event.uuid, event.gno), False
                 self.started = self._open
+                immediate = event.immediate_commit_timestamp / 1e6
+                original = event.original_commit_timestamp / 1e6 or immediate
+                self.commit_times = (original, immediate)
         elif self._open is not None:
             if kind in _COMMIT_TYPES:
                 self.ended, self._open = self._open, None

@@ -271,7 +271,7 @@ class Receiver:
                         self._report_position()
                     started, ended = converter.started, converter.ended
                     if started is not None:
-                        queueing = _queueing(raw, started)
+                        queueing = _queueing(raw, started, converter.commit_times)
                         status.update(queueing=queueing)
                     if ended is not None:
                         self._ended_since.append(ended)
@@ -356,11 +356,16 @@ ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
 ER_REPLICA_FATAL_ERROR = 1593
 
 
-def _queueing(raw: bytes, started: tuple[str, int]) -> TransactionInfo:
-    """The transaction whose GTID event ``raw`` is, as it starts being queued."""
-    stamp = int.from_bytes(raw[0:4], "little")  # the source's commit second
-    return TransactionInfo(gtid=mariadb_text(*started), original_commit=stamp,
-                           immediate_commit=stamp, start=time.time())  # fmt: skip
+def _queueing(
+    raw: bytes, started: tuple[str, int], commit_times: tuple[float, float]
+) -> TransactionInfo:
+    """The transaction whose GTID event ``raw`` is, as it starts being queued: its commit
+    times from the event (microseconds from a MySQL source), else its header's second."""
+    if not commit_times[1]:
+        second = float(int.from_bytes(raw[0:4], "little"))
+        commit_times = (second, second)
+    return TransactionInfo(gtid=mariadb_text(*started), original_commit=commit_times[0],
+                           immediate_commit=commit_times[1], start=time.time())  # fmt: skip
 
 
 def _retryable(exc: SourceError) -> bool:
