@@ -62,7 +62,7 @@ def test_a_live_builtin_source_replicates_into_both_appliers(
             source.live.start()
             status = wait_applied(cursor, source.all_gtids())
             assert (status["Last_IO_Errno"], status["Last_SQL_Errno"]) == (0, 0)
-            assert status["Source_UUID"] == SPEC.server_uuid
+            assert (status["Source_UUID"], status["Source_Server_Id"]) == (SPEC.server_uuid, 1)
             assert status["Retrieved_Gtid_Set"] == source.all_gtids().format(",\n")
             end = source.server.binlog.end()  # where the source has written up to
             assert (status["Source_Log_File"], status["Read_Source_Log_Pos"]) == end

@@ -98,3 +98,22 @@ def test_no_secure_way_to_send_the_password_is_2061(tmp_path: Path, port: int) -
         "Message: Authentication plugin 'caching_sha2_password' reported error: "
         "Authentication requires secure connection."
     )
+
+
+def test_credentials_of_start_replica_win_over_the_stored_ones(
+    tmp_path: Path, port: int, engine: InMemoryEngine
+) -> None:
+    """START REPLICA USER=... PASSWORD=...: used for this run, never stored."""
+    with running_source(tmp_path / "source", SPEC) as source, connect(port) as conn:
+        with conn.cursor() as cursor:
+            cursor.execute(change_source_at("127.0.0.1", source.port, "nobody", "wrong",
+                                            GET_SOURCE_PUBLIC_KEY=1))  # fmt: skip
+            cursor.execute(f"START REPLICA USER='{REPL_USER}' PASSWORD='{REPL_PASSWORD}' "
+                           "FOR CHANNEL 'm1'")  # fmt: skip
+            source.live.start()
+            status = wait_applied(cursor, source.all_gtids())
+            assert (status["Source_User"], status["Last_IO_Errno"]) == ("nobody", 0)
+            cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+            cursor.execute("SELECT User_name FROM mysql.slave_master_info")
+            assert cursor.fetchall() == (("nobody",),)
+    assert engine_content(engine) == source.content

@@ -41,14 +41,16 @@ class Credentials:
 
 @dataclass(frozen=True, slots=True)
 class SourcePosition:
-    """Where a receiver has read its source's binary log up to, and the source's UUID: the
-    Source_Log_File, Read_Source_Log_Pos and Uuid of ``mysql.slave_master_info``.
+    """Where a receiver has read its source's binary log up to, and the source's UUID and
+    server id: Source_Log_File, Read_Source_Log_Pos, Uuid and Master_id of
+    ``mysql.slave_master_info`` (an empty UUID, a 0 server id: unchanged).
     ``durable``: also save them now (not only in memory)."""
 
     log_file: str
     log_pos: int
     source_uuid: str = ""
     durable: bool = False
+    source_server_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)

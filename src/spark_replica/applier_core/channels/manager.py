@@ -252,6 +252,8 @@ class ChannelManager:
                 source_log_file=position.log_file,
                 source_log_pos=position.log_pos,
                 source_uuid=position.source_uuid or channel.config.connection.source_uuid,
+                source_server_id=position.source_server_id
+                or channel.config.connection.source_server_id,
             )
             config = replace(channel.config, connection=connection)
             if position.durable and self.store is not None:

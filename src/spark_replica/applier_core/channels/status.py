@@ -80,8 +80,9 @@ class ChannelStatus:
     count_received_heartbeats: int = 0
     last_heartbeat: float = 0.0
     received_transaction_set: str = ""
-    #: The source's server_uuid, as it answered at the last connection.
+    #: The source's server_uuid and server_id, as it answered at the last connection.
     source_uuid: str = ""
+    source_server_id: int = 0
     last_queued: TransactionInfo = NO_TRANSACTION
     queueing: TransactionInfo = NO_TRANSACTION
     last_processed: TransactionInfo = NO_TRANSACTION

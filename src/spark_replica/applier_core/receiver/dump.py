@@ -63,17 +63,21 @@ def prepare_mariadb(client: SourceClient, gtid_position: str, *, heartbeat: floa
     client.execute("SET @slave_gtid_strict_mode = 1")
 
 
-def prepare_mysql(client: SourceClient, *, heartbeat: float = 0.0, replica_uuid: str = "") -> str:
+def prepare_mysql(
+    client: SourceClient, *, heartbeat: float = 0.0, replica_uuid: str = ""
+) -> tuple[int, str]:
     """What a MySQL replica asks and tells its source before a dump: the source's clock and
     server id, the heartbeat period (in nanoseconds), that it takes CRC32 checksums, and its
-    own UUID. Returns the source's server_uuid.
+    own UUID. Returns the source's server_id and server_uuid.
 
     Raises:
         SourceError: the connection broke (2013), or the source refused what a dump needs:
             1593 (ER_REPLICA_FATAL_ERROR) with MySQL's reason.
     """
     _tolerated(client, "SELECT UNIX_TIMESTAMP()")  # only for Seconds_Behind_Source
-    _required(client, "SELECT @@GLOBAL.SERVER_ID", "getting the value of SERVER_ID variable")
+    found = _required(client, "SELECT @@GLOBAL.SERVER_ID", "getting the value of SERVER_ID")
+    text = found.rows[0][0] if found.rows else None
+    server_id = int(text) if text is not None and text.isdigit() else 0
     if heartbeat > 0:
         period = round(heartbeat * 1e9)
         _required(
@@ -97,7 +101,7 @@ def prepare_mysql(client: SourceClient, *, heartbeat: float = 0.0, replica_uuid:
     uuid = _required(client, "SELECT @@GLOBAL.SERVER_UUID", "getting the value of SERVER_UUID")
     if replica_uuid:
         _tolerated(client, f"SET @slave_uuid = '{replica_uuid}', @replica_uuid = '{replica_uuid}'")
-    return (uuid.rows[0][0] or "") if uuid.rows else ""
+    return server_id, (uuid.rows[0][0] or "") if uuid.rows else ""
 
 
 def _required(client: SourceClient, sql: str, what: str) -> ResultSet:

@@ -224,9 +224,8 @@ class Receiver:
             register_replica(client, self.server_id)
             dump_mariadb(client, self.server_id)
         else:
-            uuid = prepare_mysql(client, heartbeat=heartbeat)
-            if uuid:
-                status.update(source_uuid=uuid)
+            server_id, uuid = prepare_mysql(client, heartbeat=heartbeat)
+            status.update(source_uuid=uuid, source_server_id=server_id)
             register_replica(client, self.server_id)
             dump_gtid(client, self.server_id, have)
         status.update(io_connecting=False, io_state_text=WAITING)
@@ -315,8 +314,10 @@ class Receiver:
         durable = durable or now - self._saved >= SAVE_PERIOD
         if durable:
             self._saved = now
-        uuid = self.context.status.snapshot().source_uuid if durable else ""
-        record(SourcePosition(self.read.file, self.read.position, uuid, durable))
+        source = self.context.status.snapshot() if durable else None
+        uuid = source.source_uuid if source else ""
+        server_id = source.source_server_id if source else 0
+        record(SourcePosition(self.read.file, self.read.position, uuid, durable, server_id))
 
     # -- relay log events ----------------------------------------------------------------------
 

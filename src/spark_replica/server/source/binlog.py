@@ -171,9 +171,15 @@ class SourceBinlog:
         names = self.relay_log.files()
         if name not in names:
             raise BinlogError("Target log not found in binlog index", file=name)
-        for earlier in names[: names.index(name)]:
-            self.relay_log.mark_applied(earlier)
-        return self.relay_log.purge()
+        # Held while purging: ``name`` and every file after it stay, even those an earlier
+        # PURGE TO a later file marked but could not delete then.
+        subscription = self.relay_log.subscribe(name)
+        try:
+            for earlier in names[: names.index(name)]:
+                self.relay_log.mark_applied(earlier)
+            return self.relay_log.purge()
+        finally:
+            subscription.release()
 
     # -- file events -----------------------------------------------------------------------------
 

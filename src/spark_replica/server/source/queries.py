@@ -68,6 +68,7 @@ class SourceQueries:
     ) -> None:
         self._binlog = binlog
         self._replicas = replicas
+        self._server_id = server_id
         self._globals: dict[str, Callable[[], Value]] = {
             "server_id": lambda: server_id,
             "server_uuid": lambda: server_uuid,
@@ -110,7 +111,8 @@ class SourceQueries:
             return Result(columns, ((file, position, "", "", executed),))
         if upper in ("SHOW REPLICAS", "SHOW SLAVE HOSTS"):
             columns = ("Server_Id", "Host", "Port", "Source_Id", "Replica_UUID")
-            return Result(columns, tuple((r.server_id, r.host, r.port, 0, r.uuid)
+            # Source_Id: this server's id, as MySQL shows for a replica that sent 0 for it
+            return Result(columns, tuple((r.server_id, r.host, r.port, self._server_id, r.uuid)
                                          for r in self._replicas()))  # fmt: skip
         if upper in ("FLUSH BINARY LOGS", "FLUSH LOGS"):
             self._binlog.rotate()
