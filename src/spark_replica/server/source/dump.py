@@ -151,7 +151,10 @@ class BinlogSender:
         except BinlogError as exc:
             raise _fatal(str(exc)) from exc
         with reader:
-            self._send_from(reader, file, position)
+            try:
+                self._send_from(reader, file, position)
+            except BinlogError as exc:  # a corrupt event, or a position inside an event
+                raise _fatal(str(exc)) from exc
 
     # -- where to start --------------------------------------------------------------------------
 
@@ -163,10 +166,12 @@ class BinlogSender:
             if name not in names:
                 raise _fatal("Could not find first log file name in binary log index file")
             size = self._binlog.relay_log.path(name).stat().st_size
+            if request.position < 4:
+                raise _fatal("Client requested source to start replication from position < 4.")
             if request.position > size:
                 raise _fatal("Client requested source to start replication from position > "
                              "file size")  # fmt: skip
-            return name, max(4, request.position)
+            return name, request.position
         wanted = request.gtids
         executed = self._binlog.executed()
         mine = GtidSet.from_intervals(
@@ -184,7 +189,10 @@ class BinlogSender:
                 f"transactions are '{purged.subtract(wanted).format(',')}'."
             )
         for name in reversed(names):
-            previous = self._binlog.previous_gtids(name)
+            try:
+                previous = self._binlog.previous_gtids(name)
+            except (OSError, BinlogError):  # purged meanwhile: the files after it will do
+                continue
             if previous is not None and previous.is_subset(wanted):
                 return name, 4
         if not names:
