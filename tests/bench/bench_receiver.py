@@ -3,18 +3,19 @@ beside the raw rate at which the source can send it.
 
 Generates once (or reuses, with ``--dir``) a binary log of ``--transactions`` generated
 transactions (the applier benchmark's sysbench shape: 4 row changes each over 8 tables), and
-serves it with the built-in binlog server (``spark-replica source``) in this process. Then,
-``--rounds`` times, in one run:
+serves it with the built-in binlog server (``spark-replica source``, its own process, as in
+production: it does not share this process's GIL). Then, ``--rounds`` times, in one run:
 
 * **raw**: a bare client logs in, asks for everything (COM_BINLOG_DUMP_GTID, non-blocking) and
-  reads the events, doing nothing with them: what the source and the protocol can deliver;
+  reads the bytes until the source closes the connection, without even framing them: the
+  rate at which the source can send;
 * **receiver**: the replica's receiver thread (``Receiver``, as START REPLICA IO_THREAD starts
   it) dumps the same from an empty GTID set into a fresh relay log, tracking transactions,
   until the last GTID is in its Received_transaction_set.
 
 Printed per round and as the best of the rounds: events/s, MB/s and the receiver's ratio to
-the raw rate (the two share the machine's two cores with the source's dump thread, so the
-ratio is what matters; the absolute figures move with the machine's load).
+the raw rate (both share the machine's two cores with the source's dump thread, so the ratio
+is what matters; the absolute figures move with the machine's load).
 
 Usage (from the repository root)::
 
@@ -38,6 +39,9 @@ for _path in (_REPO / "src", _REPO):
         sys.path.insert(0, str(_path))
 
 from tests.bench.benchkit import cache_root, load_average, machine_line  # noqa: E402
+from tests.helpers.builtin_source import REPL_PASSWORD as PASSWORD  # noqa: E402
+from tests.helpers.builtin_source import REPL_USER as USER  # noqa: E402
+from tests.helpers.builtin_source import SourceProcess  # noqa: E402
 
 from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
     WorkloadSpec,
@@ -53,23 +57,12 @@ from spark_replica.applier_core.channels.relay_logs import RelayLogs  # noqa: E4
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
 from spark_replica.applier_core.progress import ExecutedGtids  # noqa: E402
-from spark_replica.applier_core.receiver.client import SourceClient  # noqa: E402
-from spark_replica.applier_core.receiver.dump import (  # noqa: E402
-    dump_gtid,
-    events,
-    prepare_mysql,
-)
-from spark_replica.applier_core.receiver.protocol import NATIVE  # noqa: E402
+from spark_replica.applier_core.receiver.client import Security, SourceClient  # noqa: E402
+from spark_replica.applier_core.receiver.dump import dump_gtid, prepare_mysql  # noqa: E402
 from spark_replica.applier_core.receiver.thread import Receiver  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
-from spark_replica.server.source import (  # noqa: E402
-    Account,
-    SourceBinlog,
-    SourceOptions,
-    SourceServer,
-)
+from spark_replica.server.source import SourceBinlog  # noqa: E402
 
-USER, PASSWORD = "repl", "bench-secret"
 CHANNEL = "bench"
 POLL = 0.002
 
@@ -89,8 +82,9 @@ class Figures:
         return self.size / self.seconds / 1e6
 
 
-def prepare(directory: Path, transactions: int) -> tuple[SourceBinlog, GtidSet]:
-    """The source's binary log (generated on first use) and every GTID in it."""
+def prepare(directory: Path, transactions: int) -> tuple[list[tuple[str, int]], GtidSet]:
+    """The source's binary log (generated on first use): its files and sizes, and every GTID
+    in it."""
     spec = WorkloadSpec(tables=8, rows_per_table=1000, transactions=transactions, clients=16)
     marker = directory / f"ready-{transactions}"
     if not marker.exists():
@@ -104,22 +98,34 @@ def prepare(directory: Path, transactions: int) -> tuple[SourceBinlog, GtidSet]:
         marker.touch()
     binlog = SourceBinlog(directory / "binlog")
     binlog.open()
-    return binlog, binlog.executed()
+    try:
+        return binlog.files(), binlog.executed()
+    finally:
+        binlog.close()
 
 
 def raw_rate(port: int) -> Figures:
-    client = SourceClient.connect("127.0.0.1", port, USER, PASSWORD)
+    client = SourceClient.connect("127.0.0.1", port, USER, PASSWORD,
+                                  security=Security(get_public_key=True))  # fmt: skip
     try:
         prepare_mysql(client)
+        chunks = []
+        sock = client.stream.sock
         start = time.perf_counter()
         dump_gtid(client, 99, GtidSet(), blocking=False)
-        count = size = 0
-        for event in events(client):
-            count += 1
-            size += len(event)
-        return Figures(count, size, time.perf_counter() - start)
+        while chunk := sock.recv(1 << 20):  # the source closes the connection after EOF
+            chunks.append(chunk)
+        seconds = time.perf_counter() - start
     finally:
         client.close()
+    data = b"".join(chunks)
+    count = size = position = 0
+    while position < len(data):  # framed afterwards, outside the measurement
+        length = int.from_bytes(data[position : position + 3], "little")
+        if data[position + 4] == 0x00:
+            count, size = count + 1, size + length - 1
+        position += 4 + length
+    return Figures(count, size, seconds)
 
 
 def receiver_rate(port: int, work: Path, everything: GtidSet, expected: Figures) -> Figures:
@@ -130,7 +136,7 @@ def receiver_rate(port: int, work: Path, everything: GtidSet, expected: Figures)
     status = StatusBoard()
     exits: list[ErrorInfo | None] = []
     connection = SourceConnection(host="127.0.0.1", port=port, user=USER, password=PASSWORD,
-                                  auto_position=True)  # fmt: skip
+                                  auto_position=True, get_public_key=True)  # fmt: skip
     context = ThreadContext(
         config=ChannelConfig(name=CHANNEL, connection=connection), status=status,
         settings=settings, data_dir=str(work), exited=exits.append,
@@ -160,18 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(machine_line())
     with cache_root(args.dir, "bench-receiver-") as root:
-        binlog, everything = prepare(root / f"source-{args.transactions}", args.transactions)
-        size = sum(size for _, size in binlog.files())
-        print(f"source: {args.transactions:,} transactions, {len(binlog.files())} files, "
+        source_dir = root / f"source-{args.transactions}"
+        files, everything = prepare(source_dir, args.transactions)
+        size = sum(size for _, size in files)
+        print(f"source: {args.transactions:,} transactions, {len(files)} files, "
               f"{size / 1e6:.1f} MB")  # fmt: skip
-        options = SourceOptions(server_uuid="3e11fa47-71ca-11e1-9e33-c80aa9429562",
-                                accounts=[Account(USER, PASSWORD, NATIVE)])  # fmt: skip
         best_raw: Figures | None = None
         best_receiver: Figures | None = None
-        with SourceServer(binlog, options) as server:
+        source = SourceProcess(source_dir / "binlog").start()
+        try:
             for number in range(1, args.rounds + 1):
-                raw = raw_rate(server.port)
-                received = receiver_rate(server.port, root / "replica", everything, raw)
+                raw = raw_rate(source.port)
+                received = receiver_rate(source.port, root / "replica", everything, raw)
                 print(f"round {number}: raw {raw.events_per_second:,.0f} events/s "
                       f"{raw.megabytes_per_second:.1f} MB/s; receiver "
                       f"{received.events_per_second:,.0f} events/s "
@@ -181,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                     best_raw = raw
                 if best_receiver is None or received.seconds < best_receiver.seconds:
                     best_receiver = received
+        finally:
+            source.stop()
         assert best_raw is not None and best_receiver is not None
         print(f"best: raw {best_raw.events_per_second:,.0f} events/s "
               f"({best_raw.megabytes_per_second:.1f} MB/s), receiver "

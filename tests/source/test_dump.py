@@ -585,23 +585,34 @@ def test_a_blocking_dump_follows_a_live_workload_without_a_partial_event(
 
 class _GatedStream:
     """A replica's connection as a dump thread sees it, which stops taking packets at the
-    first Previous_gtids of ``pause_in`` until ``resume`` is set."""
+    Rotate event that ends the file before ``pause_in`` until ``resume`` is set: the dump
+    thread has read the first event of ``pause_in`` by then (it sends a file's last events
+    before it introduces the next file)."""
 
     def __init__(self, pause_in: str) -> None:
         self.packets: list[bytes] = []
         self.pause_in = pause_in
         self.paused = threading.Event()
         self.resume = threading.Event()
-        self._file = ""
+
+    def frame(self, payload: bytes) -> bytes:
+        return len(payload).to_bytes(3, "little") + b"\0" + bytes(payload)
+
+    def sock_send(self, data: bytes) -> None:
+        """The dump's packets, one by one, as a replica reads them."""
+        position = 0
+        while position < len(data):
+            length = int.from_bytes(data[position : position + 3], "little")
+            self.write_packet(data[position + 4 : position + 4 + length])
+            position += 4 + length
 
     def write_packet(self, payload: bytes) -> None:
         data = bytes(payload[1:])
         self.packets.append(bytes(payload))
         if payload[:1] != b"\x00":
             return
-        if data[4] == EventType.ROTATE and int.from_bytes(data[13:17], "little") == 0:
-            self._file = data[19 + 8 : -4].decode()
-        if data[4] == EventType.PREVIOUS_GTIDS and self._file == self.pause_in:
+        real_rotate = data[4] == EventType.ROTATE and int.from_bytes(data[13:17], "little") != 0
+        if real_rotate and data[19 + 8 : -4].decode() == self.pause_in:
             self.paused.set()
             assert self.resume.wait(20)
 
@@ -609,7 +620,7 @@ class _GatedStream:
 def test_purge_keeps_the_file_a_dump_thread_is_sending(
     binlog: SourceBinlog, tmp_path: Path
 ) -> None:
-    """T81 / WL5721.PURGE.1: a dump thread (BinlogSender) sending binlog.000002 holds it:
+    """T81 / WL5721.PURGE.1: a dump thread (BinlogSender) reading binlog.000002 holds it:
     PURGE BINARY LOGS TO binlog.000005 deletes binlog.000001 only, the dump goes on through
     binlog.000002 and on whole; once it has finished, the same PURGE deletes the rest."""
     names = _names(binlog)

@@ -138,6 +138,11 @@ class SourceClient:
         return f"<SourceClient {self._address}>"
 
     @property
+    def stream(self) -> PacketStream:
+        """The packet stream underneath (its socket, for a caller that reads bytes itself)."""
+        return self._stream
+
+    @property
     def buffered(self) -> int:
         """Bytes received from the source and not read yet."""
         return self._stream.buffered

@@ -51,6 +51,7 @@ _LOG_POS_OFFSET = 13
 _TIMESTAMP_OFFSET = 0
 _CREATED_OFFSET = HEADER_LEN + 2 + 50  # FDE: binlog version u16, server version char[50]
 _POLL = 0.5  # how often a waiting dump thread looks at its stop flag (seconds)
+_SEND_BYTES = 1 << 16  # events that are ready go out together, this much at a time
 #: Events that belong to no transaction: always sent, even while skipping.
 _CONTROL = frozenset(
     {
@@ -128,6 +129,7 @@ class BinlogSender:
         self._skipping = False
         self._skipped = False
         self._last_sent = time.monotonic()
+        self._out = bytearray()  # packets framed, not yet sent
         self.events_sent = 0
         self.bytes_sent = 0
 
@@ -154,6 +156,7 @@ class BinlogSender:
             try:
                 self._send_from(reader, file, position)
             except BinlogError as exc:  # a corrupt event, or a position inside an event
+                self._flush()  # what was read before it, then the error
                 raise _fatal(str(exc)) from exc
 
     # -- where to start --------------------------------------------------------------------------
@@ -214,18 +217,24 @@ class BinlogSender:
                     self._heartbeat()
                     self._skipped = False
                 if request.flags & BINLOG_DUMP_NON_BLOCK:
-                    self._stream.write_packet(eof_packet())
+                    self._out += self._stream.frame(eof_packet())
+                    self._flush()
                     return
+                self._flush()  # everything published is sent before waiting for more
                 event = reader.next_event(wait)
                 if event is None:
                     if self._binlog.relay_log.state is RelayLogState.CLOSED:
                         return
                     self._heartbeat_if_due()
+                    self._flush()
                     continue
             self._send(event)
+            if len(self._out) >= _SEND_BYTES:
+                self._flush()
 
     def _send(self, event: RelayEvent) -> None:
         if event.file != self._file:
+            self._flush()  # the previous file's last events before the next file's first
             self._enter(event.file, event.start)
         data = event.data
         kind = data[4]
@@ -278,13 +287,20 @@ class BinlogSender:
         self._write(encode_event(event, checksum=True, log_pos=self._position & 0xFFFFFFFF))
 
     def _write(self, data: bytes) -> None:
-        try:
-            self._stream.write_packet(b"\x00" + data)
-        except SourceError:
-            raise connection_lost() from None
-        self._last_sent = time.monotonic()
+        """Queue one event packet; ``_flush`` sends what is queued in one write."""
+        self._out += self._stream.frame(b"\x00" + data)
         self.events_sent += 1
         self.bytes_sent += len(data)
+
+    def _flush(self) -> None:
+        if not self._out:
+            return
+        try:
+            self._stream.sock_send(self._out)
+        except SourceError:
+            raise connection_lost() from None
+        self._out = bytearray()
+        self._last_sent = time.monotonic()
 
     def _first_file(self) -> str:
         names = self._binlog.relay_log.files()
