@@ -1,4 +1,5 @@
-"""A MariaDB server for the receiver's tests, one per test session."""
+"""A MariaDB server for the receiver's tests, one per test session; the replica server
+fixtures (``engine``, ``port``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.helpers.mariadb import MariaDB, available, running_mariadb
+from tests.helpers.replica_fixtures import *  # noqa: F403 (engine, port)
 
 
 @pytest.fixture(scope="session")

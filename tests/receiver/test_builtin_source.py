@@ -5,7 +5,6 @@ off and served again resumes by GTID with no gap and no duplicate."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec, simulate
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
 from tests.helpers.builtin_source import (
     REPL_PASSWORD,
     REPL_USER,
@@ -26,7 +24,7 @@ from tests.helpers.replica_channel import (
     poll,
     wait_applied,
 )
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import engine_content
 
 SPEC = WorkloadSpec(tables=3, rows_per_table=40, transactions=400, clients=6,
@@ -36,17 +34,6 @@ APPLIERS = {
     "csa": "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4",
     "mta": "APPLIER_VERSION=1",
 }
-
-
-@pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 @pytest.mark.parametrize("applier", sorted(APPLIERS))

@@ -6,18 +6,17 @@ an event that is not whole (1595), and the applier is not disturbed."""
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import change_source_at, poll, wait_applied
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.helpers.tcp_proxy import DamagingProxy
 from tests.unit.csa_apply.harness import engine_content
 
@@ -26,19 +25,17 @@ CSA = "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUN
 
 
 @pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
+    return tmp_path / "data"  # the replica server's (the ``port`` fixture's)
 
 
-@pytest.fixture
-def port(data_dir: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(data_dir, default_components(engine)) as server:
-        yield server.port
+def _replicate_through(proxy: DamagingProxy, cursor: Any, damage: str) -> None:
+    """Plan the damage of the 151st large packet, then START REPLICA through ``proxy``."""
+    proxy.damage(after=150, where=damage)
+    cursor.execute(change_source_at("127.0.0.1", proxy.port, REPL_USER, REPL_PASSWORD,
+                                    GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1))  # fmt: skip
+    cursor.execute(f"CHANGE REPLICATION SOURCE TO {CSA} FOR CHANNEL 'm1'")
+    cursor.execute("START REPLICA FOR CHANNEL 'm1'")
 
 
 def _relay_events_are_whole(data_dir: Path) -> int:
@@ -68,19 +65,7 @@ def test_damage_the_network_may_cause_is_fetched_again(
         connect(port) as conn,
         conn.cursor() as cursor,
     ):
-        proxy.damage(after=150, where=where)
-        cursor.execute(
-            change_source_at(
-                "127.0.0.1",
-                proxy.port,
-                REPL_USER,
-                REPL_PASSWORD,
-                GET_SOURCE_PUBLIC_KEY=1,
-                SOURCE_CONNECT_RETRY=1,
-            )
-        )
-        cursor.execute(f"CHANGE REPLICATION SOURCE TO {CSA} FOR CHANNEL 'm1'")
-        cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+        _replicate_through(proxy, cursor, damage=where)
         source.live.start()
         status = wait_applied(cursor, source.all_gtids())
         assert proxy.damaged.is_set()
@@ -106,19 +91,7 @@ def test_an_event_that_is_not_whole_stops_the_io_thread_only(
         connect(port) as conn,
         conn.cursor() as cursor,
     ):
-        proxy.damage(after=150, where="length")
-        cursor.execute(
-            change_source_at(
-                "127.0.0.1",
-                proxy.port,
-                REPL_USER,
-                REPL_PASSWORD,
-                GET_SOURCE_PUBLIC_KEY=1,
-                SOURCE_CONNECT_RETRY=1,
-            )
-        )
-        cursor.execute(f"CHANGE REPLICATION SOURCE TO {CSA} FOR CHANNEL 'm1'")
-        cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+        _replicate_through(proxy, cursor, damage="length")
         source.live.start()
         status = poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
         assert proxy.damaged.is_set()

@@ -5,32 +5,17 @@ either, MySQL's 2061."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.certs import self_signed, server_context
 from tests.helpers.replica_channel import change_source_at, io_stops, wait_applied
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import engine_content
 
 SPEC = WorkloadSpec(tables=2, rows_per_table=20, transactions=60, clients=2)
-
-
-@pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 def test_tls_with_the_ca_checked(tmp_path: Path, port: int, engine: InMemoryEngine) -> None:

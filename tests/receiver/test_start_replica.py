@@ -20,7 +20,6 @@ from spark_replica.applier_core.binlog.relaylog import relay_log_directory
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
-from spark_replica.server.components import default_components
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB, running_mariadb
 from tests.helpers.replica_channel import WAIT
 from tests.helpers.replica_channel import change_source_at as _change_source_at
@@ -30,17 +29,6 @@ from tests.helpers.replica_channel import poll as _poll
 from tests.helpers.replica_channel import wait_applied as _wait_applied
 from tests.helpers.server import ROOT_PASSWORD, connect, running_server
 from tests.helpers.tcp_proxy import CuttingProxy
-
-
-@pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 def _change_source(mariadb: MariaDB, password: str = REPL_PASSWORD, **extra: Any) -> str:

@@ -26,6 +26,10 @@ from spark_replica.applier_core.receiver.dump import events
 from spark_replica.applier_core.receiver.protocol import COM_BINLOG_DUMP, NATIVE
 from spark_replica.server.source import Account, SourceBinlog, SourceOptions, SourceServer
 
+MakeBinlog = Callable[..., SourceBinlog]
+StartServer = Callable[..., SourceServer]
+Connect = Callable[..., SourceClient]
+
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=50, load_batch=5)
 UUID = SPEC.server_uuid
 OTHER_UUID = "11111111-2222-3333-4444-555555555555"
@@ -112,7 +116,7 @@ def dump_file(
 
 
 @pytest.fixture
-def make_binlog(tmp_path: Path) -> Iterator[Callable[..., SourceBinlog]]:
+def make_binlog(tmp_path: Path) -> Iterator[MakeBinlog]:
     """``make_binlog(count=0, max_size=SMALL_FILES, directory=tmp_path/"binlog")``: an open
     binary log holding the first ``count`` transactions of the workload."""
     opened: list[SourceBinlog] = []
@@ -133,7 +137,7 @@ def make_binlog(tmp_path: Path) -> Iterator[Callable[..., SourceBinlog]]:
 
 
 @pytest.fixture
-def start_server() -> Iterator[Callable[..., SourceServer]]:
+def start_server() -> Iterator[StartServer]:
     """``start_server(binlog, **options)``: a started SourceServer with ``ACCOUNTS``."""
     servers: list[SourceServer] = []
 
@@ -151,7 +155,7 @@ def start_server() -> Iterator[Callable[..., SourceServer]]:
 
 
 @pytest.fixture
-def connect() -> Iterator[Callable[..., SourceClient]]:
+def connect() -> Iterator[Connect]:
     """``connect(server, user=REPL_USER, password=REPL_PASSWORD, security=...)``: a logged
     in client (by default one that may fetch the RSA key for a first login)."""
     clients: list[SourceClient] = []
@@ -172,3 +176,9 @@ def connect() -> Iterator[Callable[..., SourceClient]]:
     yield make
     for client in clients:
         client.close()
+
+
+@pytest.fixture
+def server(binlog: SourceBinlog, start_server: StartServer) -> SourceServer:
+    """The server of the module's ``binlog`` fixture."""
+    return start_server(binlog)

@@ -20,7 +20,7 @@ from spark_replica.applier_core.receiver.protocol import (
     PacketStream,
     parse_error,
 )
-from spark_replica.server.source import Account, SourceBinlog, SourceServer
+from spark_replica.server.source import Account, SourceServer
 from tests.helpers.certs import self_signed, server_context
 from tests.source.conftest import (
     NATIVE_PASSWORD,
@@ -28,11 +28,10 @@ from tests.source.conftest import (
     REPL_PASSWORD,
     REPL_USER,
     UUID,
+    Connect,
+    MakeBinlog,
+    StartServer,
 )
-
-MakeBinlog = Callable[..., SourceBinlog]
-StartServer = Callable[..., SourceServer]
-Connect = Callable[..., SourceClient]
 
 NO_KEY = Security()  # neither TLS nor an RSA key: only the fast path can work
 

@@ -5,7 +5,6 @@ cut away), PURGE BINARY LOGS and the files a reader holds (WL5721.PURGE.1, T81).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,14 +29,13 @@ from tests.source.conftest import (
     SMALL_FILES,
     TOTAL,
     UUID,
+    MakeBinlog,
     append_workload,
     disk_files,
     file_events,
     gtids,
     workload,
 )
-
-MakeBinlog = Callable[..., SourceBinlog]
 
 
 def _layout(directory: Path) -> list[tuple[str, list[tuple[int, int, bytes]]]]:

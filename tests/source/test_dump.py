@@ -47,6 +47,9 @@ from tests.source.conftest import (
     SPEC,
     TOTAL,
     UUID,
+    Connect,
+    MakeBinlog,
+    StartServer,
     append_workload,
     decode,
     dump_file,
@@ -60,19 +63,10 @@ from tests.source.conftest import (
 
 FILLED = 50  # transactions in the binary log at the start; the rest are appended by tests
 
-MakeBinlog = Callable[..., SourceBinlog]
-StartServer = Callable[..., SourceServer]
-Connect = Callable[..., SourceClient]
-
 
 @pytest.fixture
 def binlog(make_binlog: MakeBinlog) -> SourceBinlog:
     return make_binlog(FILLED)
-
-
-@pytest.fixture
-def server(binlog: SourceBinlog, start_server: StartServer) -> SourceServer:
-    return start_server(binlog)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,13 @@ from spark_replica.server.source import SourceBinlog, SourceServer
 from tests.source.conftest import (
     SERVER_ID,
     UUID,
+    Connect,
+    MakeBinlog,
     append_workload,
     disk_files,
     file_events,
     gtids,
 )
-
-MakeBinlog = Callable[..., SourceBinlog]
-StartServer = Callable[..., SourceServer]
-Connect = Callable[..., SourceClient]
 
 FILLED = 30
 REPLICA_UUID = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
@@ -38,11 +35,6 @@ REPLICA_UUID = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
 @pytest.fixture
 def binlog(make_binlog: MakeBinlog) -> SourceBinlog:
     return make_binlog(FILLED)
-
-
-@pytest.fixture
-def server(binlog: SourceBinlog, start_server: StartServer) -> SourceServer:
-    return start_server(binlog)
 
 
 @pytest.fixture

@@ -17,21 +17,20 @@ from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransa
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
 from spark_replica.applier_core.receiver.dump import dump_gtid, events, prepare_mysql
-from spark_replica.server.source import SourceBinlog, SourceOptions, SourceServer
+from spark_replica.server.source import SourceOptions, SourceServer
 from spark_replica.server.source.live import LiveWorkload
 from tests.source.conftest import (
     REPLICA_SERVER_ID,
     SPEC,
     TOTAL,
     UUID,
+    Connect,
+    MakeBinlog,
+    StartServer,
     decode,
     gnos,
     gtids,
 )
-
-MakeBinlog = Callable[..., SourceBinlog]
-StartServer = Callable[..., SourceServer]
-Connect = Callable[..., SourceClient]
 
 
 def _source_threads() -> list[str]:

@@ -4,17 +4,13 @@ the wire: status tables, executed GTIDs, errors (issue: CSA wiring; T35, T41 via
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import (
     copy_into_relay_log,
     engine_content,
@@ -29,17 +25,6 @@ CSA_CHANNEL = (
 )
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=120, seed=5)
 WAIT = 60.0
-
-
-@pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 def _executed(cursor: Any) -> GtidSet:

@@ -5,33 +5,18 @@ directory with the legacy multi-threaded applier (issue 6, first slice): the wor
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
 CHANNEL = "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h2', SOURCE_AUTO_POSITION=1 FOR CHANNEL 'c2'"
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=150, seed=8)
 WAIT = 60.0
-
-
-@pytest.fixture
-def engine() -> InMemoryEngine:
-    return InMemoryEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: InMemoryEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 def _executed(cursor: Any) -> GtidSet:

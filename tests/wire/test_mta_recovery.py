@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import RowChange, TableRef, TransactionRef
-from spark_replica.server.components import default_components
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 from tests.unit.mta.harness import TimelineEngine
 
@@ -34,12 +32,6 @@ GAPS_MESSAGE = (
 @pytest.fixture
 def engine() -> TimelineEngine:
     return TimelineEngine()
-
-
-@pytest.fixture
-def port(tmp_path: Path, engine: TimelineEngine) -> Iterator[int]:
-    with running_server(tmp_path / "data", default_components(engine)) as server:
-        yield server.port
 
 
 def _threads() -> list[str]:
