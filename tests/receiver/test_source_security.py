@@ -102,3 +102,18 @@ def test_credentials_of_start_replica_win_over_the_stored_ones(
             cursor.execute("SELECT User_name FROM mysql.slave_master_info")
             assert cursor.fetchall() == (("nobody",),)
     assert engine_content(engine) == source.content
+
+
+def test_a_wrong_password_is_1045_with_the_sources_text(tmp_path: Path, port: int) -> None:
+    with running_source(tmp_path / "source", SPEC) as source, connect(port) as conn:
+        with conn.cursor() as cursor:
+            status = io_stops(cursor, change_source_at(
+                "127.0.0.1", source.port, REPL_USER, "wrong", GET_SOURCE_PUBLIC_KEY=1,
+                SOURCE_RETRY_COUNT=1,
+            ))  # fmt: skip
+    assert status["Last_IO_Errno"] == 1045
+    assert status["Last_IO_Error"] == (
+        f"Error connecting to source '{REPL_USER}@127.0.0.1:{source.port}'. This was attempt "
+        "1/1, with a delay of 60 seconds between attempts. Message: Access denied for user "
+        f"'{REPL_USER}'@'127.0.0.1' (using password: YES)"
+    )
