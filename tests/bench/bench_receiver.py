@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dir")
     args = parser.parse_args(argv)
+    before = set(threading.enumerate())
     print(machine_line())
     with cache_root(args.dir, "bench-receiver-") as root:
         source_dir = root / f"source-{args.transactions}"
@@ -196,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({best_receiver.megabytes_per_second:.1f} MB/s): receiver/raw "
               f"{best_raw.seconds / best_receiver.seconds:.2f}")  # fmt: skip
         print(f"load average at the end: {load_average()}")
-    assert threading.active_count() == 1, threading.enumerate()
+    left = [t for t in threading.enumerate() if t not in before]
+    assert not left, f"threads left behind: {left}"
     return 0
 
 
