@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install serve test test-fast lint types check bench bench-spark clean
+.PHONY: help install serve demo test test-fast lint types check bench bench-spark clean
 
 help:  ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^[a-z-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -19,6 +19,9 @@ install: $(STAMP)  ## Create the virtualenv and install the project with its tes
 
 serve: $(STAMP)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
 	$(BIN)/spark-replica serve
+
+demo: $(STAMP)  ## A live source, a replica, CSA replication into Spark; Ctrl-C stops it
+	$(BIN)/spark-replica demo
 
 test: $(STAMP)  ## Run every test (unit, wire with real clients, SQL scripts)
 	$(BIN)/pytest -q

@@ -3,6 +3,7 @@
 spark-replica serve [--bind ADDR] [--port N] [--data-dir DIR] [--metadata-url URL] [--config F]
 spark-replica sqltest --host H --port P [--user U] [--password P] [--record] FILES...
 spark-replica source --data-dir DIR [--port N] [--user U --password P] [--generate N --rate TPS]
+spark-replica demo [--rate TPS] [--engine spark|memory] [--duration S]
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import signal
 import sys
 
+from spark_replica.server import demo
 from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--spark-master", help="spark.master (default local[2])")
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
+    demo.add_arguments(commands.add_parser("demo", help="a source, a replica, replication"))
     add_commands(commands)
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "source":
         return source_args.run(args)
+    if args.command == "demo":
+        return demo.run(args)
     if args.command in ("binlog", "generate"):
         return run_tool(args)
     return _serve(args)
