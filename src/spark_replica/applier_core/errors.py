@@ -11,6 +11,7 @@ https://dev.mysql.com/doc/mysql-errors/8.4/en/server-error-reference.html
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 
@@ -597,9 +598,27 @@ class ParseError(ReplicaError):
 
 
 def format_message(code: ErrorCode, *args: object) -> str:
-    """The catalogue template of ``code`` with ``args`` substituted."""
+    """The catalogue template of ``code`` with ``args`` substituted. A syntax error's quoted
+    statement text never shows a password (``redact_secrets``)."""
     template = CATALOGUE[code][1]
+    if code is ErrorCode.PARSE_ERROR:
+        args = tuple(redact_secrets(a) if isinstance(a, str) else a for a in args)
     return template % args if args else template
+
+
+_SECRET = re.compile(
+    r"""((?<![A-Za-z0-9])PASSWORD\s*=\s*)('(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.|"")*"?)""",
+    re.IGNORECASE,
+)
+SECRET_MARK = "'<secret>'"
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` (a statement, or part of one) with the quoted value of every ``PASSWORD =``
+    (SOURCE_PASSWORD, MASTER_PASSWORD, START REPLICA's PASSWORD) replaced by '<secret>', as
+    MySQL rewrites statements before it logs them. A value cut short by the end of ``text``
+    is hidden too."""
+    return _SECRET.sub(lambda found: found.group(1) + SECRET_MARK, text)
 
 
 class Level(enum.Enum):

@@ -24,6 +24,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.metadata import MetadataStore, open_store
+from spark_replica.server import secrets_filter
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
@@ -113,6 +114,7 @@ class ReplicaServer:
         """Listen on the configured address (port 0 picks a free port)."""
         context = self.context or self.open()
         install_sqlstates()
+        secrets_filter.install()
         mysql_mimic.server.Connection = _Connection
         assert self.store is not None
         self._server = MysqlServer(

@@ -14,7 +14,7 @@ import logging
 import signal
 import sys
 
-from spark_replica.server import demo
+from spark_replica.server import demo, secrets_filter
 from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:
+        secrets_filter.protect(handler)
     if args.command == "sqltest":
         from spark_replica.server.sqltest.cli import main as sqltest_main
 
