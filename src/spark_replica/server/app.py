@@ -24,7 +24,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.metadata import MetadataStore, open_store
-from spark_replica.server import secrets_filter
+from spark_replica.server import secrets_filter, tls
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
@@ -116,12 +116,14 @@ class ReplicaServer:
         install_sqlstates()
         secrets_filter.install()
         mysql_mimic.server.Connection = _Connection
+        tls.install()
         assert self.store is not None
         self._server = MysqlServer(
             session_factory=lambda: ReplicaSession(context),
             # Connection ids stay below 2**31: Connector/J reads them as a signed int.
             control=LocalControl(server_id=random.randrange(1, 1 << 15)),
             identity_provider=ReplicaIdentityProvider(self.store),
+            ssl=self.config.ssl_context(),
         )
         await self._server.start_server(host=self.config.bind, port=self.config.port)
         logger.info("listening on %s:%d", self.config.bind, self.port)

@@ -1,6 +1,7 @@
 """``spark-replica``: the command-line entry point.
 
 spark-replica serve [--bind ADDR] [--port N] [--data-dir DIR] [--metadata-url URL] [--config F]
+                    [--ssl-cert PEM --ssl-key PEM]
 spark-replica sqltest --host H --port P [--user U] [--password P] [--record] FILES...
 spark-replica source --data-dir DIR [--port N] [--user U --password P] [--generate N --rate TPS]
 spark-replica demo [--rate TPS] [--engine spark|memory] [--duration S]
@@ -33,6 +34,8 @@ def _serve(args: argparse.Namespace) -> int:
             metadata_url=args.metadata_url,
             engine=args.engine,
             spark_master=args.spark_master,
+            ssl_cert=args.ssl_cert,
+            ssl_key=args.ssl_key,
         )
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
@@ -67,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--config")
     serve.add_argument("--engine", choices=("spark", "memory"))
     serve.add_argument("--spark-master", help="spark.master (default local[2])")
+    serve.add_argument("--ssl-cert", help="TLS certificate (PEM) offered to clients")
+    serve.add_argument("--ssl-key", help="the certificate's private key (PEM)")
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
     demo.add_arguments(commands.add_parser("demo", help="a source, a replica, replication"))

@@ -2,7 +2,8 @@
 
 Environment: SPARK_REPLICA_BIND, SPARK_REPLICA_PORT, SPARK_REPLICA_DATA_DIR,
 SPARK_REPLICA_METADATA_URL, SPARK_REPLICA_ROOT_PASSWORD, SPARK_REPLICA_CONFIG,
-SPARK_REPLICA_ENGINE, SPARK_REPLICA_SPARK_MASTER, SPARK_REPLICA_WAREHOUSE.
+SPARK_REPLICA_ENGINE, SPARK_REPLICA_SPARK_MASTER, SPARK_REPLICA_WAREHOUSE,
+SPARK_REPLICA_SSL_CERT, SPARK_REPLICA_SSL_KEY.
 
 TOML::
 
@@ -11,6 +12,8 @@ TOML::
     data_dir = "./var"
     metadata_url = "sqlite:///var/metadata.db"
     engine = "spark"            # or "memory": tables kept in memory only
+    ssl_cert = "server-cert.pem"    # TLS for clients (PEM); both or neither; empty: no TLS
+    ssl_key = "server-key.pem"
 
     [spark]
     master = "local[2]"         # or spark://host:7077, yarn, k8s://...
@@ -32,6 +35,7 @@ TOML::
 from __future__ import annotations
 
 import os
+import ssl
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,6 +87,30 @@ class ServerConfig:
     #: The storage engine: "spark" (tables in Spark) or "memory" (in memory, for tests).
     engine: str = "spark"
     spark: SparkConfig = field(default_factory=SparkConfig)
+    #: TLS for clients: the server's certificate chain and private key (PEM files);
+    #: both empty: no TLS.
+    ssl_cert: str = ""
+    ssl_key: str = ""
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The server-side TLS context (TLS 1.2 or later); None without TLS.
+
+        Raises ``ConfigError`` when only one of the two files is set or they cannot be loaded.
+        """
+        if not self.ssl_cert and not self.ssl_key:
+            return None
+        if not self.ssl_cert or not self.ssl_key:
+            given, missing = ("ssl_cert", "ssl_key") if self.ssl_cert else ("ssl_key", "ssl_cert")
+            raise ConfigError(f"{given} is set but {missing} is not: TLS needs both")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        try:
+            context.load_cert_chain(self.ssl_cert, self.ssl_key)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError(
+                f"cannot load TLS certificate {self.ssl_cert} and key {self.ssl_key}: {e}"
+            ) from e
+        return context
 
     @property
     def warehouse(self) -> str:
@@ -104,6 +132,8 @@ def load_config(
     metadata_url: str | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    ssl_cert: str | None = None,
+    ssl_key: str | None = None,
     environ: dict[str, str] | None = None,
 ) -> ServerConfig:
     """Merge flags (highest), environment, and the TOML file (lowest)."""
@@ -138,7 +168,7 @@ def load_config(
     if master or warehouse:
         spark = replace(spark, master=master or spark.master,
                         warehouse=warehouse or spark.warehouse)  # fmt: skip
-    return ServerConfig(
+    config = ServerConfig(
         bind=str(pick(bind, "SPARK_REPLICA_BIND", "bind", DEFAULT_BIND)),
         port=port_value,
         data_dir=Path(str(pick(data_dir, "SPARK_REPLICA_DATA_DIR", "data_dir", DEFAULT_DATA_DIR))),
@@ -147,7 +177,11 @@ def load_config(
         users=_users(file_values.get("users", [])),
         engine=engine_name,
         spark=spark,
+        ssl_cert=str(pick(ssl_cert, "SPARK_REPLICA_SSL_CERT", "ssl_cert", "")),
+        ssl_key=str(pick(ssl_key, "SPARK_REPLICA_SSL_KEY", "ssl_key", "")),
     )
+    config.ssl_context()  # a clear error now rather than at the first TLS client
+    return config
 
 
 def _spark(raw: object) -> SparkConfig:
