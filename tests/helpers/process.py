@@ -1,16 +1,19 @@
-"""``spark-replica serve`` in a child process: started, waited for, killed."""
+"""``spark-replica serve`` in a child process: started, waited for, killed; and what it has
+made durable, read from its metadata database as an operator could."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from spark_replica.applier_core.gtid import GtidSet
 from tests.helpers.server import ROOT_PASSWORD
 
 _LISTENING = re.compile(r"listening on [\d.]+:(\d+)")
@@ -63,3 +66,13 @@ def server_process(data_dir: Path, config_file: Path | None = None) -> Iterator[
     finally:
         if server.process.poll() is None:
             server.kill()
+
+
+def durable_count(data_dir: Path) -> int:
+    """How many GTIDs the server's engine has recorded as durable (its metadata database)."""
+    uri = f"file:{data_dir / 'metadata.db'}?mode=ro"
+    with sqlite3.connect(uri, uri=True, timeout=10) as db:
+        rows = db.execute(
+            "SELECT source_uuid, gtid_tag, interval_start, interval_end FROM gtid_executed"
+        ).fetchall()
+    return GtidSet.from_intervals(rows).count()

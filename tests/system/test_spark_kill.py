@@ -16,7 +16,6 @@ transaction.
 from __future__ import annotations
 
 import random
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from spark_replica.applier_core.binlog.generator.simulate import Dependency, Wor
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
-from tests.helpers.process import server_process
+from tests.helpers.process import durable_count, server_process
 from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
@@ -56,16 +55,6 @@ SPEC = WorkloadSpec(tables=3, keyless_tables=1, rows_per_table=50, transactions=
                     conflict_share=0.2, ddl_every=1500, rotate_every=400,
                     dependency=Dependency.WRITESET, seed=9)  # fmt: skip
 WAIT = 300.0
-
-
-def _durable(data: Path) -> int:
-    """How many GTIDs the engine has recorded (read from the metadata database, as an
-    operator could)."""
-    with sqlite3.connect(f"file:{data / 'metadata.db'}?mode=ro", uri=True, timeout=10) as db:
-        rows = db.execute(
-            "SELECT source_uuid, gtid_tag, interval_start, interval_end FROM gtid_executed"
-        ).fetchall()
-    return GtidSet.from_intervals(rows).count()
 
 
 def _executed(cursor: Any) -> GtidSet:
@@ -107,7 +96,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
                 # has nothing left), at a random moment within the next flushes and
                 # compactions.
                 deadline = time.monotonic() + WAIT
-                while _durable(data) <= durable < len(transactions):
+                while durable_count(data) <= durable < len(transactions):
                     assert time.monotonic() < deadline, "the channel makes nothing durable"
                     time.sleep(0.05)
                 time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not an ordering

@@ -1,0 +1,102 @@
+"""Crash safety across receive and apply (issue 7 §4 and issue 8's reliability suite): a real
+``spark-replica serve`` replicates from a live ``spark-replica source`` through a CSA channel
+into Spark, and is killed with SIGKILL at random points (seeded) while its receiver writes
+the relay log and its applier applies, flushes and compacts. Each time it is restarted and
+told to START REPLICA again. At the end every table, read from Spark by a fresh engine, must
+equal the content the generator computed: no transaction lost, none applied twice, although
+the relay log may hold a transaction received twice (once cut off by a kill) and the
+received set starts empty after each restart."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage.spark.engine import SparkEngine
+from spark_replica.metadata.factory import open_store
+from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess
+from tests.helpers.process import durable_count, server_process
+from tests.helpers.replica_channel import change_source_at, executed, status
+from tests.helpers.server import connect
+from tests.unit.csa_apply.harness import engine_content
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
+
+SEED = 20261122
+KILLS = 5
+TRANSACTIONS = 3000
+#: What ``spark-replica source --generate`` builds from these arguments.
+SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=TRANSACTIONS, seed=11)
+SOURCE_ARGS = ("--generate", str(TRANSACTIONS), "--rate", "400", "--tables", "3",
+               "--rows-per-table", "50", "--seed", "11", "--max-binlog-size", "262144")  # fmt: skip
+CONFIG = """
+[spark]
+flush_interval = 0.05
+compact_after = 2
+[spark.options]
+"spark.ui.enabled" = "false"
+"""
+WAIT = 300.0
+
+
+def test_sigkill_while_receiving_and_applying_loses_and_duplicates_nothing(
+    spark: Any, tmp_path: Path
+) -> None:
+    transactions, content = simulate(SPEC)
+    everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
+    data, config = tmp_path / "data", tmp_path / "replica.toml"
+    config.write_text(CONFIG)
+    rng = random.Random(SEED)
+    progress: list[int] = []
+    source = SourceProcess(tmp_path / "source", *SOURCE_ARGS).start()
+    try:
+        with server_process(data, config) as server:
+            with connect(server.port) as conn, conn.cursor() as cursor:
+                cursor.execute(change_source_at(
+                    "127.0.0.1", source.port, REPL_USER, REPL_PASSWORD, GET_SOURCE_PUBLIC_KEY=1,
+                    SOURCE_CONNECT_RETRY=1, REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2,
+                    APPLIER_WORKER_COUNT=4,
+                ))  # fmt: skip
+            assert server.stop() == 0
+        for _ in range(KILLS):
+            with server_process(data, config) as server:
+                with connect(server.port) as conn, conn.cursor() as cursor:
+                    before = executed(cursor).count()  # at start: what the engine recorded
+                    progress.append(before)
+                    cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+                    # Kill once this run has made a batch of its own durable, at a random
+                    # moment within the next receives, flushes and compactions.
+                    deadline = time.monotonic() + WAIT
+                    while durable_count(data) <= before < len(transactions):
+                        assert time.monotonic() < deadline, "the channel makes nothing durable"
+                        time.sleep(0.05)
+                    time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not an ordering
+                server.kill()
+        with server_process(data, config) as server:
+            with connect(server.port) as conn, conn.cursor() as cursor:
+                cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+                deadline = time.monotonic() + WAIT
+                while not everything.is_subset(executed(cursor)):
+                    assert time.monotonic() < deadline, status(cursor)
+                    time.sleep(0.2)
+                found = status(cursor)
+                assert (found["Last_SQL_Errno"], found["Last_IO_Errno"]) == (0, 0), found
+                cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
+            assert server.stop() == 0
+    finally:
+        source.stop()
+    assert len(set(progress)) > KILLS // 2, progress  # the kills landed at different points
+    store = open_store(f"sqlite:///{data / 'metadata.db'}")
+    engine = SparkEngine(spark, str(data / "warehouse"), store)
+    try:
+        assert engine_content(engine) == content
+        assert GtidSet.from_intervals(engine.durable_state().gtids) == everything
+    finally:
+        engine.close()
+        store.close()
