@@ -10,7 +10,6 @@ stayed in plain text fails.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import ssl
 import struct
@@ -59,14 +58,6 @@ def tls_server(tmp_path: Path, idle: IdleComponents, certs: Certs) -> Iterator[i
         tmp_path / "data", idle.components(), ssl_cert=str(cert), ssl_key=str(key)
     ) as background:
         yield background.port
-
-
-@pytest.fixture
-def mariadb() -> str:
-    found = shutil.which("mariadb")
-    if found is None:
-        pytest.skip("the mariadb client is not installed")
-    return found
 
 
 def run_mariadb(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -18,14 +17,6 @@ CSA_CHANNEL = (
 MTA_CHANNEL = "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h2' FOR CHANNEL 'c2'"
 
 UNKNOWN_CHANNEL = "ERROR 3074 (HY000) at line 1: Replica channel 'nope' does not exist."
-
-
-@pytest.fixture
-def mariadb() -> str:
-    found = shutil.which("mariadb")
-    if found is None:
-        pytest.skip("the mariadb client is not installed")
-    return found
 
 
 def run_client(
