@@ -322,9 +322,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.getLogger("mysql_mimic").setLevel(logging.CRITICAL)
+    mimic = logging.getLogger("mysql_mimic")
+    level = mimic.level
+    mimic.setLevel(logging.CRITICAL)  # the clients it drops on purpose are not news
     print(machine_line())
     with ExitStack() as stack:
+        stack.callback(mimic.setLevel, level)
         if args.port is None:
             port = stack.enter_context(in_process_replica())
             where = f"in-process replica on 127.0.0.1:{port}"
