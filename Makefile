@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install serve demo test test-fast lint types check bench bench-spark clean
+.PHONY: help install serve demo test test-fast soak lint types check bench bench-spark clean
 
 help:  ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^[a-z-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -12,7 +12,7 @@ help:  ## List the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,bench,postgresql]'
 	touch $(STAMP)
 
 install: $(STAMP)  ## Create the virtualenv and install the project with its test tools
@@ -25,6 +25,9 @@ demo: $(STAMP)  ## A live source, a replica, CSA replication into Spark; Ctrl-C 
 
 test: $(STAMP)  ## Run every test (unit, wire with real clients, SQL scripts)
 	$(BIN)/pytest -q
+
+soak: $(STAMP)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
+	SPARK_REPLICA_SOAK=1 $(BIN)/pytest -q -m soak --timeout 7200
 
 test-fast: $(STAMP)  ## Run the tests that need no external client program
 	$(BIN)/pytest -q -m "not clients and not spark"
