@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import Xid
+from spark_replica.applier_core.binlog.events import Gtid, Xid
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, simulate
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
@@ -28,6 +28,7 @@ from tests.source.conftest import (
     MakeBinlog,
     StartServer,
     decode,
+    file_events,
     gnos,
     gtids,
 )
@@ -153,6 +154,29 @@ def test_a_live_workload_appends_all_its_transactions_at_its_rate(
     assert binlog.executed() == gtids(1, TOTAL)
     assert elapsed >= (len(transactions) - 1) / rate  # transaction n is due at n / rate
     live.stop()  # idempotent
+
+
+def test_a_live_workload_stamps_each_commit_with_the_time_it_is_appended(
+    make_binlog: MakeBinlog,
+) -> None:
+    """Like a real source's commits, the GTID events carry the wall-clock time of the append
+    (to the µs), so a replica's lag can be read from them (WL7374 timestamps)."""
+    binlog = make_binlog(7)
+    before = time.time_ns() // 1000
+    live = LiveWorkload(binlog, _rest(7), server_uuid=UUID).start()
+    assert live.finished.wait(20)
+    live.stop()
+    after = time.time_ns() // 1000
+    raws = [raw for name, _ in binlog.files() for _, _, raw in file_events(binlog.directory / name)]
+    stamped = [event for event in decode(raws) if isinstance(event, Gtid) and event.gno > 7]
+    assert [event.gno for event in stamped] == list(range(8, TOTAL + 1))
+    times = [event.original_commit_timestamp for event in stamped]
+    assert before <= times[0] and times[-1] <= after
+    assert times == sorted(times)
+    assert all(event.immediate_commit_timestamp == event.original_commit_timestamp
+               for event in stamped)  # fmt: skip
+    assert all(event.header.timestamp == event.original_commit_timestamp // 1_000_000
+               for event in stamped)  # fmt: skip
 
 
 def test_stopping_a_live_workload_joins_its_thread_at_once(make_binlog: MakeBinlog) -> None:

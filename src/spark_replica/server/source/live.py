@@ -6,10 +6,15 @@ stream (the generator's) and appends it when its turn comes: transaction ``n`` i
 ``n / rate`` seconds after the start (``rate`` 0: as fast as possible). When it falls behind
 it catches up without pausing. ``stop`` is idempotent and joins the thread; ``finished`` is
 set once the stream is exhausted.
+
+Each transaction's commit timestamps (the GTID event's original and immediate commit
+timestamps, and the events' header time) are the wall-clock time it is appended at, as a real
+source stamps its commits, so that a replica's lag can be read from them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable
@@ -68,7 +73,8 @@ class LiveWorkload:
                         return
                 elif self._stop.is_set():
                     return
-                self._binlog.append(self._encoder.encode(trx), (self._uuid, trx.gno))
+                now = dataclasses.replace(trx, commit_time_us=time.time_ns() // 1000)
+                self._binlog.append(self._encoder.encode(now), (self._uuid, trx.gno))
                 self.appended += 1
         except RuntimeError:
             return  # the binary log closed under us: the server is stopping
