@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.idle_applier import IdleComponents
+from tests.helpers.postgres import postgres_server as postgres_server
+from tests.helpers.postgres import postgres_url as postgres_url
 from tests.helpers.server import running_server
 
 

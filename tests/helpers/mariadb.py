@@ -99,7 +99,7 @@ def available() -> bool:
     return shutil.which("mariadbd") is not None and shutil.which("mariadb-install-db") is not None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -116,7 +116,7 @@ def running_mariadb(root: Path, *, binlog: bool = True) -> Iterator[MariaDB]:
     when not ``binlog``), create the accounts; stop it on exit."""
     root.mkdir(parents=True, exist_ok=True)
     user = _run_as()
-    port = _free_port()
+    port = free_port()
     config = root / "my.cnf"
     text = _CONFIG.format(user=user, root=root, port=port)
     if not binlog:

@@ -1,7 +1,11 @@
 """Opening a metadata store from a database URL.
 
-SQLite is the embedded default. Its connections are set up so that a store call is a real,
-durable transaction:
+Store calls are transactions that read before they write: saving a channel reads its row and
+the last creation position before it inserts or updates, a ``merge`` reads the row it
+replaces. The engines are set up so that the transactions of every store on one database run
+one at a time, as if serially, whether the stores are in one process or in several.
+
+SQLite, the embedded default (``sqlite:///path/metadata.db``):
 
 - the driver's own transaction handling is switched off and every transaction starts with
   ``BEGIN IMMEDIATE``, which takes the write lock up front: reads inside a transaction are
@@ -10,6 +14,25 @@ durable transaction:
   survives a power loss, not only a crash of the process;
 - ``sqlite:///:memory:`` uses one connection shared by every thread (``StaticPool``), since each
   new connection to it would be a new, empty database.
+
+PostgreSQL (``postgresql+psycopg://user:password@host:port/database``, with the ``postgresql``
+extra installed):
+
+- every transaction first takes a transaction-level advisory lock
+  (``pg_advisory_xact_lock(POSTGRES_LOCK_KEY)``), which its commit or rollback releases. Store
+  transactions on one database therefore run one after another, as with SQLite's
+  ``BEGIN IMMEDIATE``: nothing is retried and no serialization failure can happen. Advisory
+  locks belong to a database, so stores on different databases of one server never wait for
+  each other;
+- connections run at READ COMMITTED whatever the server's default is: each statement then
+  reads what was committed before it started, which is after the lock was granted. At
+  REPEATABLE READ or SERIALIZABLE the snapshot would be taken by the locking statement itself,
+  before the wait, and the transaction would not see the commit it waited for;
+- durability is the server's: a commit returns once PostgreSQL has flushed it, with its
+  default ``synchronous_commit=on``.
+
+Any other URL gets a plain engine with the backend's own isolation level: transactions of
+stores on one database are not serialised there.
 """
 
 from __future__ import annotations
@@ -21,6 +44,9 @@ from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from spark_replica.metadata.store import MetadataStore
+
+POSTGRES_LOCK_KEY = 0x5350_524B_5245_504C
+"""The advisory lock every PostgreSQL transaction of a store takes first ("SPRKREPL")."""
 
 
 def open_store(url: str) -> MetadataStore:
@@ -42,7 +68,10 @@ def _is_memory(url: URL) -> bool:
 
 
 def _engine_for(url: URL) -> Engine:
-    if url.get_backend_name() != "sqlite":
+    backend = url.get_backend_name()
+    if backend == "postgresql":
+        return _postgresql_engine(url)
+    if backend != "sqlite":
         return create_engine(url, pool_pre_ping=True)
     if _is_memory(url):
         engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
@@ -72,3 +101,13 @@ def _control_sqlite_transactions(engine: Engine, *, durable_file: bool) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _postgresql_engine(url: URL) -> Engine:
+    engine = create_engine(url, pool_pre_ping=True, isolation_level="READ COMMITTED")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({POSTGRES_LOCK_KEY})").close()
+
+    return engine

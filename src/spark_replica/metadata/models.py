@@ -5,11 +5,22 @@ three ``Applier_*`` columns of the Change Stream Applier), so ``SELECT * FROM my
 can answer straight from them. Project columns that MySQL does not have (``Created_seq``) come
 last and are left out of those answers (:data:`PROJECT_COLUMNS`).
 
-Portable types are used so the same models work on SQLite, PostgreSQL and MySQL/MariaDB:
-MySQL's BOOLEAN (a TINYINT holding 0 or 1) is a small integer, its ENUMs are short strings,
-``INTEGER UNSIGNED`` columns whose values can pass 2**31 are ``BIGINT``. Text columns that MySQL
-declares nullable but always fills are NOT NULL here; the ones where NULL means something
-(``Tls_ciphersuites``, ``Privilege_checks_*``) stay nullable.
+Portable types are used so the same models work, and behave the same, on SQLite, PostgreSQL and
+MySQL/MariaDB:
+
+- MySQL's BOOLEAN (a TINYINT holding 0 or 1) is a small integer, its ENUMs are short strings;
+- ``INTEGER UNSIGNED`` columns that take user values up to 2**32 - 1 (``Port``,
+  ``Connect_retry``) and positions and sizes are ``BIGINT``: PostgreSQL's INTEGER stops at
+  2**31 - 1;
+- text whose length the SQL layer does not check (``Host``, ``Privilege_checks_*``) is TEXT,
+  which no backend truncates or refuses; VARCHAR lengths are kept where values are checked
+  before they get here (channel names, identifiers, enum values, compression algorithms);
+- the text keys that results are ordered by (channel names, GTID source uuids and tags) compare
+  by code point, as SQLite compares text: on PostgreSQL they use the "C" collation instead of
+  the database's default one.
+
+Text columns that MySQL declares nullable but always fills are NOT NULL here; the ones where
+NULL means something (``Tls_ciphersuites``, ``Privilege_checks_*``) stay nullable.
 """
 
 from __future__ import annotations
@@ -55,6 +66,11 @@ PROJECT_COLUMNS = frozenset({"Created_seq"})
 """Columns of those tables that MySQL does not have."""
 
 
+def _sorted_key(length: int) -> String:
+    """VARCHAR(length) that compares by code point on every backend (see the module)."""
+    return String(length).with_variant(String(length, collation="C"), "postgresql")
+
+
 class Base(MappedAsDataclass, DeclarativeBase):
     """Declarative base of every metadata table.
 
@@ -71,11 +87,11 @@ class SlaveMasterInfo(Base, kw_only=True):
     number_of_lines: Mapped[int] = mapped_column("Number_of_lines", Integer)
     master_log_name: Mapped[str] = mapped_column("Master_log_name", Text)
     master_log_pos: Mapped[int] = mapped_column("Master_log_pos", BigInteger)
-    host: Mapped[str] = mapped_column("Host", String(255))
+    host: Mapped[str] = mapped_column("Host", Text)
     user_name: Mapped[str] = mapped_column("User_name", Text)
     user_password: Mapped[str] = mapped_column("User_password", Text)
-    port: Mapped[int] = mapped_column("Port", Integer)
-    connect_retry: Mapped[int] = mapped_column("Connect_retry", Integer)
+    port: Mapped[int] = mapped_column("Port", BigInteger)
+    connect_retry: Mapped[int] = mapped_column("Connect_retry", BigInteger)
     enabled_ssl: Mapped[int] = mapped_column("Enabled_ssl", SmallInteger)
     ssl_ca: Mapped[str] = mapped_column("Ssl_ca", Text)
     ssl_capath: Mapped[str] = mapped_column("Ssl_capath", Text)
@@ -91,7 +107,7 @@ class SlaveMasterInfo(Base, kw_only=True):
     ssl_crl: Mapped[str] = mapped_column("Ssl_crl", Text)
     ssl_crlpath: Mapped[str] = mapped_column("Ssl_crlpath", Text)
     enabled_auto_position: Mapped[int] = mapped_column("Enabled_auto_position", SmallInteger)
-    channel_name: Mapped[str] = mapped_column("Channel_name", String(64), primary_key=True)
+    channel_name: Mapped[str] = mapped_column("Channel_name", _sorted_key(64), primary_key=True)
     tls_version: Mapped[str] = mapped_column("Tls_version", Text)
     public_key_path: Mapped[str] = mapped_column("Public_key_path", Text)
     get_public_key: Mapped[int] = mapped_column("Get_public_key", SmallInteger)
@@ -123,12 +139,12 @@ class SlaveRelayLogInfo(Base, kw_only=True):
     sql_delay: Mapped[int] = mapped_column("Sql_delay", Integer)
     number_of_workers: Mapped[int] = mapped_column("Number_of_workers", Integer)
     id: Mapped[int] = mapped_column("Id", Integer)
-    channel_name: Mapped[str] = mapped_column("Channel_name", String(64), primary_key=True)
+    channel_name: Mapped[str] = mapped_column("Channel_name", _sorted_key(64), primary_key=True)
     privilege_checks_username: Mapped[str | None] = mapped_column(
-        "Privilege_checks_username", String(32), default=None
+        "Privilege_checks_username", Text, default=None
     )
     privilege_checks_hostname: Mapped[str | None] = mapped_column(
-        "Privilege_checks_hostname", String(255), default=None
+        "Privilege_checks_hostname", Text, default=None
     )
     require_row_format: Mapped[int] = mapped_column("Require_row_format", SmallInteger)
     require_table_primary_key_check: Mapped[str] = mapped_column(
@@ -167,7 +183,7 @@ class SlaveWorkerInfo(Base, kw_only=True):
     checkpoint_seqno: Mapped[int] = mapped_column("Checkpoint_seqno", Integer)
     checkpoint_group_size: Mapped[int] = mapped_column("Checkpoint_group_size", Integer)
     checkpoint_group_bitmap: Mapped[bytes] = mapped_column("Checkpoint_group_bitmap", LargeBinary)
-    channel_name: Mapped[str] = mapped_column("Channel_name", String(64))
+    channel_name: Mapped[str] = mapped_column("Channel_name", _sorted_key(64))
 
 
 class GtidExecuted(Base, kw_only=True):
@@ -181,10 +197,10 @@ class GtidExecuted(Base, kw_only=True):
     __tablename__ = "gtid_executed"
     __table_args__ = (PrimaryKeyConstraint("source_uuid", "gtid_tag", "interval_start"),)
 
-    source_uuid: Mapped[str] = mapped_column(String(36))
+    source_uuid: Mapped[str] = mapped_column(_sorted_key(36))
     interval_start: Mapped[int] = mapped_column(BigInteger)
     interval_end: Mapped[int] = mapped_column(BigInteger)
-    gtid_tag: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    gtid_tag: Mapped[str] = mapped_column(_sorted_key(32), default="", server_default="")
 
 
 class ReplicaGlobalVariable(Base, kw_only=True):

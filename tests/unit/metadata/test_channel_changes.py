@@ -1,4 +1,5 @@
-"""One replication statement is one metadata transaction (architecture decision 4)."""
+"""One replication statement is one metadata transaction (architecture decision 4), on every
+backend of ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from spark_replica.applier_core.channels.config import ChannelConfig, SourceConnection
 from spark_replica.applier_core.channels.store import ChannelChanges
-from spark_replica.metadata import WorkerInfo, open_store
+from spark_replica.metadata import MetadataStore, WorkerInfo
 from spark_replica.metadata import store as store_module
 
 
@@ -21,8 +22,7 @@ def _worker(worker_id: int) -> WorkerInfo:
     )  # fmt: skip
 
 
-def test_changes_apply_together() -> None:
-    store = open_store("sqlite:///:memory:")
+def test_changes_apply_together(store: MetadataStore) -> None:
     store.save_channel(_config("a", "h1"))
     store.save_worker_info("a", [_worker(1)])
     store.apply_channel_changes(
@@ -35,11 +35,11 @@ def test_changes_apply_together() -> None:
     assert store.load_worker_info("a") == []
     store.apply_channel_changes(ChannelChanges(delete=("a",)))
     assert [c.name for c in store.load_channels()] == ["b"]
-    store.close()
 
 
-def test_a_failure_part_way_stores_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_store("sqlite:///:memory:")
+def test_a_failure_part_way_stores_nothing(
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store.save_channel(_config("a", "h1"))
     calls = 0
     original = store_module._relay_row
@@ -58,4 +58,3 @@ def test_a_failure_part_way_stores_nothing(monkeypatch: pytest.MonkeyPatch) -> N
         )
     monkeypatch.undo()
     assert [(c.name, c.connection.host) for c in store.load_channels()] == [("a", "h1")]
-    store.close()

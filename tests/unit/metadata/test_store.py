@@ -1,11 +1,13 @@
-"""Behaviour of the metadata store, run against SQLite in memory and SQLite in a file."""
+"""Behaviour of the metadata store, run on every backend of ``conftest.py``: SQLite in memory,
+SQLite in a file and PostgreSQL. Two tests are about one backend's own settings and run on it
+alone: SQLite's journal and sync PRAGMAs, PostgreSQL's default isolation level."""
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from sqlalchemy import text
@@ -18,6 +20,8 @@ from spark_replica.applier_core.channels.config import (
     PrimaryKeyCheck,
     SourceConnection,
 )
+from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
+from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 from spark_replica.metadata import (
     MYSQL_TABLE_NAMES,
     MetadataError,
@@ -182,17 +186,6 @@ def _stored(config: ChannelConfig) -> ChannelConfig:
 
 def _channel(name: str, host: str = "db1") -> ChannelConfig:
     return ChannelConfig(name=name, connection=SourceConnection(host=host))
-
-
-@pytest.fixture(params=["memory", "file"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
-    if request.param == "memory":
-        url = "sqlite:///:memory:"
-    else:
-        url = f"sqlite:///{tmp_path / 'nested' / 'metadata.db'}"
-    opened = open_store(url)
-    yield opened
-    opened.close()
 
 
 def test_full_config_has_no_default_field() -> None:
@@ -512,9 +505,8 @@ def test_destroy_and_create_tables(store: MetadataStore) -> None:
     assert store.load_channels() == []
 
 
-def test_second_store_on_same_file_sees_the_first_ones_writes(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'metadata.db'}"
-    first = open_store(url)
+def test_second_store_on_same_database_sees_the_first_ones_writes(shared_url: str) -> None:
+    first = open_store(shared_url)
     first.save_channel(FULL)
     first.save_channel(_channel("c2"))
     first.save_worker_info("shop", [WORKER_1])
@@ -522,7 +514,7 @@ def test_second_store_on_same_file_sees_the_first_ones_writes(tmp_path: Path) ->
     first.save_gtid_intervals([(UUID_A, "", 1, 42)])
     first.put_user("root", mysql_native_password_hash("password"), "admin")
 
-    second = open_store(url)
+    second = open_store(shared_url)
     try:
         assert second.load_channels() == [_stored(FULL), _channel("c2")]
         assert second.load_worker_info("shop") == [WORKER_1]
@@ -533,7 +525,7 @@ def test_second_store_on_same_file_sees_the_first_ones_writes(tmp_path: Path) ->
         second.close()
         first.close()
 
-    third = open_store(url)
+    third = open_store(shared_url)
     try:
         assert [c.name for c in third.load_channels()] == ["shop", "c2"]
     finally:
@@ -541,6 +533,8 @@ def test_second_store_on_same_file_sees_the_first_ones_writes(tmp_path: Path) ->
 
 
 def test_file_database_is_durable(tmp_path: Path) -> None:
+    """SQLite only: WAL and synchronous=FULL are SQLite's settings (PostgreSQL's durability is
+    the server's own configuration)."""
     store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
     try:
         with store.engine.connect() as conn:
@@ -548,3 +542,146 @@ def test_file_database_is_durable(tmp_path: Path) -> None:
             assert conn.execute(text("PRAGMA synchronous")).scalar_one() == 2  # FULL
     finally:
         store.close()
+
+
+def _save_the_same_channels_at_once(url: str, writers: int = 3, rounds: int = 15) -> None:
+    """``writers`` stores on ``url``, each in its own thread, save channels ``c0``, ``c1``, ...
+    in lock-step: in every round each of them saves the same new channel and variable."""
+    stores = [open_store(url) for _ in range(writers)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers)
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(rounds):
+                start.wait(timeout=30)
+                stores[n].save_channel(_channel(f"c{i}", host=f"db{n}"))
+                stores[n].save_variables({"round": str(i)})
+        except BaseException as exc:  # handed back to the test thread
+            errors.append(exc)
+            start.abort()
+
+    threads = [
+        threading.Thread(target=writer, args=(n,), name=f"store-{n}") for n in range(writers)
+    ]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert errors == []
+        assert [c.name for c in stores[0].load_channels()] == [f"c{i}" for i in range(rounds)]
+        assert stores[0].load_variables() == {"round": str(rounds - 1)}
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_stores_on_one_database_serialise_read_then_write(shared_url: str) -> None:
+    """Saving a channel reads its row (and the last creation position) before it inserts or
+    updates: stores on one database, as several processes would have, never both insert."""
+    _save_the_same_channels_at_once(shared_url)
+
+
+def test_postgresql_default_isolation_does_not_matter(postgres_url: str) -> None:
+    """PostgreSQL only (SQLite has no isolation levels to choose): a server whose transactions
+    default to SERIALIZABLE serialises the stores as well, with no serialization failure."""
+    serializable = f"{postgres_url}?options=-c%20default_transaction_isolation%3Dserializable"
+    _save_the_same_channels_at_once(serializable)
+
+
+def test_text_keys_sort_by_code_point(store: MetadataStore) -> None:
+    """Results ordered by a text key are in code-point order on every backend, whatever the
+    database's collation (en-US, for one, sorts 'ch_1' before 'ch1' and 'é' before 'f')."""
+    created = ["é", "ch_1", "f", "ch1", "ch-1"]
+    by_code_point = ["ch-1", "ch1", "ch_1", "f", "é"]
+    for name in created:
+        store.save_channel(_channel(name))
+    store.save_gtid_intervals([(UUID_A, "a_1", 1, 2), (UUID_A, "a1", 1, 3), (UUID_A, "a", 1, 4)])
+
+    assert [r[23] for r in store.rows("slave_master_info")[1]] == by_code_point
+    assert [r[8] for r in store.rows("slave_relay_log_info")[1]] == by_code_point
+    assert [c.name for c in store.load_channels()] == created  # creation order
+    assert store.load_gtid_executed() == [
+        (UUID_A, "a", 1, 4),
+        (UUID_A, "a1", 1, 3),
+        (UUID_A, "a_1", 1, 2),
+    ]
+    assert store.rows("gtid_executed")[1] == [
+        (UUID_A, 1, 4, "a"),
+        (UUID_A, 1, 3, "a1"),
+        (UUID_A, 1, 2, "a_1"),
+    ]
+
+
+def test_values_at_the_limits_of_mysqls_columns(store: MetadataStore) -> None:
+    """INTEGER UNSIGNED columns (Port, Connect_retry) take 2**32 - 1, BIGINT ones 2**63 - 1, and
+    text the SQL layer does not limit is kept whole on every backend (a 300-character host)."""
+    config = ChannelConfig(
+        name="big",
+        connection=SourceConnection(
+            host="h" * 300,
+            port=2**32 - 1,
+            connect_retry=2**32 - 1,
+            retry_count=2**63 - 1,
+            source_log_pos=2**63 - 1,
+            user="u" * 100,
+        ),
+        applier=ApplierSettings(
+            relay_log_pos=2**63 - 1,
+            source_log_pos=2**40,
+            sql_delay=2**31 - 1,
+            privilege_checks_user="p" * 40,
+            privilege_checks_host="q" * 300,
+            applier_event_memory_limit=2**63 - 1,
+        ),
+    )
+    store.save_channel(config)
+    store.save_checkpoint(
+        config, [dataclasses.replace(WORKER_1, relay_log_pos=2**63 - 1, source_log_pos=2**33)]
+    )
+
+    assert store.load_channels() == [config]
+    assert store.load_worker_info("big")[0].relay_log_pos == 2**63 - 1
+    master = store.rows("slave_master_info")[1][0]
+    assert (master[2], master[3], master[6], master[7]) == (
+        2**63 - 1,
+        "h" * 300,
+        2**32 - 1,
+        2**32 - 1,
+    )
+
+
+def test_spark_state_round_trip(store: MetadataStore) -> None:
+    """The Spark engine's commit point records databases, tables, counters and the executed
+    GTIDs together; loading returns what was committed (batch numbers past 2**31 included)."""
+    orders = StoredTable(
+        1,
+        TableRef("shop", "orders"),
+        TableDef((Column("id", "int", False), Column("note", "varchar(10)")), (0,)),
+        generation=3,
+        base=True,
+        batches=(2**31, 2**31 + 1),
+    )
+    notes = StoredTable(2, TableRef("é", "ch_1"), TableDef((Column("x", "text"),)))
+    first = DurableState(
+        databases=frozenset({"shop", "é"}),
+        tables=MappingProxyType({orders.ref: orders, notes.ref: notes}),
+        last_batch=2**31 + 1,
+        gtids=((UUID_A, "", 1, 7),),
+        next_table_id=3,
+    )
+    assert store.load_spark_state() == DurableState()
+
+    store.commit_spark_state(DurableState(), first)
+    assert store.load_spark_state() == first
+
+    second = first.with_tables(
+        {orders.ref: orders.with_batch(2**31 + 2)},
+        databases=frozenset({"shop"}),
+        last_batch=2**31 + 2,
+        gtids=((UUID_A, "", 1, 8),),
+    )
+    store.commit_spark_state(first, second)
+    assert store.load_spark_state() == second
+    assert store.load_gtid_executed() == [(UUID_A, "", 1, 8)]
