@@ -10,7 +10,7 @@ from typing import Any
 import pymysql
 
 from spark_replica.applier_core.channels.components import Components
-from spark_replica.server.app import BackgroundServer, ReplicaServer
+from spark_replica.server.app import BackgroundServer, ComponentsFactory, ReplicaServer
 from spark_replica.server.config import ServerConfig, UserConfig
 
 ROOT_PASSWORD = "root-secret"
@@ -19,7 +19,7 @@ READER = UserConfig("reader", "reader-secret", "read_only")
 
 @contextmanager
 def running_server(
-    data_dir: Path, components: Components | None = None, **config: Any
+    data_dir: Path, components: Components | ComponentsFactory | None = None, **config: Any
 ) -> Iterator[BackgroundServer]:
     settings = ServerConfig(
         bind="127.0.0.1",

@@ -8,6 +8,9 @@ binary log statements.
   ``SET [SESSION] name = ...`` / ``SET NAMES ...`` (accepted, no effect);
 - ``SHOW BINARY LOGS`` (``SHOW MASTER LOGS``), ``SHOW BINARY LOG STATUS`` (``SHOW MASTER
   STATUS``), ``SHOW REPLICAS`` (``SHOW SLAVE HOSTS``);
+- ``SHOW [GLOBAL | SESSION] VARIABLES [LIKE 'pattern']``: the system variables above, by
+  name, as binlog client libraries (python-mysql-replication) read ``binlog_checksum`` and
+  ``binlog_row_metadata``;
 - ``FLUSH BINARY LOGS`` and ``PURGE BINARY LOGS TO 'file'``.
 Anything else is ER_NOT_SUPPORTED_YET (1235).
 """
@@ -78,6 +81,9 @@ class SourceQueries:
             "enforce_gtid_consistency": lambda: "ON",
             "binlog_checksum": lambda: "CRC32",
             "binlog_format": lambda: "ROW",
+            # Every Table_map it serves carries the column names (the generator's binlogs).
+            "binlog_row_metadata": lambda: "FULL",
+            "binlog_row_image": lambda: "FULL",
             "log_bin": lambda: 1,
             "gtid_executed": lambda: binlog.executed().format(",\n"),
             "gtid_purged": lambda: binlog.purged().format(",\n"),
@@ -117,6 +123,9 @@ class SourceQueries:
         if upper in ("FLUSH BINARY LOGS", "FLUSH LOGS"):
             self._binlog.rotate()
             return Result()
+        variables = _SHOW_VARIABLES.fullmatch(text)
+        if variables:
+            return self._show_variables(variables.group(1))
         purge = re.fullmatch(r"PURGE\s+(?:BINARY|MASTER)\s+LOGS\s+TO\s+'([^']*)'", text, re.I)
         if purge:
             try:
@@ -126,6 +135,17 @@ class SourceQueries:
                                   "index", "HY000") from exc  # fmt: skip
             return Result()
         raise _unsupported(text)
+
+    # -- SHOW VARIABLES --------------------------------------------------------------------------
+
+    def _show_variables(self, pattern: str | None) -> Result:
+        """``Variable_name``/``Value`` rows of the system variables whose names match the LIKE
+        ``pattern`` (all without one), sorted by name as MySQL lists them."""
+        matches = _like(_unquote(pattern)) if pattern is not None else None
+        rows = tuple((name, _shown(self._globals[name]()))
+                     for name in sorted(self._globals)
+                     if matches is None or matches.fullmatch(name))  # fmt: skip
+        return Result(("Variable_name", "Value"), rows)
 
     # -- SELECT ----------------------------------------------------------------------------------
 
@@ -195,6 +215,43 @@ def checksum_aware(session: SessionState) -> bool:
 
 
 _NOT_LITERAL = object()
+_SHOW_VARIABLES = re.compile(
+    r"SHOW\s+(?:(?:GLOBAL|SESSION|LOCAL)\s+)?VARIABLES(?:\s+LIKE\s+('(?:[^'\\]|\\.|'')*'))?",
+    re.I | re.S,
+)
+
+
+def _unquote(quoted: str) -> str:
+    """A single-quoted SQL string's text (``''`` and ``\\'`` are quotes; other backslash
+    pairs stay, for LIKE to read its ``\\%`` and ``\\_`` escapes)."""
+    return quoted[1:-1].replace("''", "'").replace("\\'", "'")
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a case-insensitive regular expression: ``%`` any run, ``_`` any one
+    character, a backslash makes the next character literal."""
+    parts: list[str] = []
+    escaped = False
+    for char in pattern:
+        if escaped:
+            parts.append(re.escape(char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    if escaped:
+        parts.append(re.escape("\\"))
+    return re.compile("".join(parts), re.I | re.S)
+
+
+def _shown(value: Value) -> Value:
+    """A variable's value as SHOW VARIABLES shows it: text, NULL as the empty string."""
+    return "" if value is None else str(value)
 
 
 def _literal(expression: str) -> object:
