@@ -46,7 +46,9 @@ Usage (from the repository root)::
     .venv/bin/python tests/bench/bench_applier.py [--transactions 100000] [--workers 1,2,4,8]
         [--dependency writeset|commit_order] [--commit-latency 0.0005] [--dir CACHE_DIR]
         [--appliers serial,mta,mta-database,csa] [--workloads uniform,skewed]
-        [--databases 4] [--quick]
+        [--databases 4] [--json PATH] [--quick]
+
+``--json PATH`` writes every run (and the machine it ran on) for ``make bench``'s charts.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -544,6 +547,30 @@ def _find(runs: Sequence[Run], latency: float, workers: int, commit_order: bool 
     )  # fmt: skip
 
 
+def write_json(path: Path, runs: Sequence[Run], dependency: str, databases: int) -> None:
+    """Every run as JSON, with its ratio to the serial applier of its workload and latency."""
+    serial = {(run.workload, run.latency): run for run in runs if run.commit_order is None}
+    figures = {
+        "benchmark": "drain",
+        "machine": machine_line(),
+        "when": datetime.now().isoformat(timespec="seconds"),
+        "dependency": dependency,
+        "databases": databases,
+        "runs": [
+            {
+                **{f.name: getattr(run, f.name) for f in fields(run)},
+                "label": run.label,
+                "per_second": run.per_second,
+                "cpu_us": run.cpu_us,
+                "ratio": _ratio(run, serial[run.workload, run.latency]),
+            }
+            for run in runs
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=1) + "\n")
+
+
 def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[int]) -> None:
     """The overhead per transaction, and whether the targets are met (CSA runs of one
     workload)."""
@@ -653,6 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="cache directory for the generated backlog (default: a temporary one)",
     )
+    parser.add_argument("--json", type=Path, help="write every run here")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for smoke tests")
     args = parser.parse_args(argv)
     quick = bool(args.quick)
@@ -710,6 +738,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparison(runs)
     print(f"load average at the end: {load_average()} (other processes share the CPUs)")
     targets([run for run in runs if run.workload == workloads[0]], latencies, workers)
+    if args.json is not None:
+        write_json(args.json, runs, args.dependency, databases)
     failed = [run for run in runs if run.error is not None]
     if failed:
         print(f"content: {len(failed)} run(s) FAILED: " + ", ".join(

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path)
 
 
-class _Child:
+class Child:
     """A ``spark-replica`` subcommand in its own process; ``port`` is where it listens."""
 
     def __init__(self, name: str, arguments: Sequence[str], log: Path, env: dict[str, str]):
@@ -113,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
     root.mkdir(parents=True, exist_ok=True)
     password, repl_password = secrets.token_hex(8), secrets.token_hex(8)
     env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": password}
-    children: list[_Child] = []
+    children: list[Child] = []
     try:
         print(f"demo: data in {root}", flush=True)
-        source = _Child("the binlog source", [
+        source = Child("the binlog source", [
             "source", "--data-dir", str(root / "source"), "--port", "0", "--user", "repl",
             "--password", repl_password, "--auth", "mysql_native_password",
             "--generate", str(args.transactions), "--rate", str(args.rate),
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         children.append(source)
         print(f"demo: binlog source on 127.0.0.1:{source.port}, {args.rate:g} transactions/s",
               flush=True)  # fmt: skip
-        replica = _Child("the replica server", [
+        replica = Child("the replica server", [
             "serve", "--data-dir", str(root / "replica"), "--port", "0",
             "--bind", "127.0.0.1", "--engine", args.engine,
         ], root / "replica.log", env)  # fmt: skip
@@ -135,11 +135,11 @@ def run(args: argparse.Namespace) -> int:
                              password=password, autocommit=True) as replica_db, \
                 pymysql.connect(host="127.0.0.1", port=source.port, user="repl",
                                 password=repl_password) as source_db:  # fmt: skip
-            _start_replication(replica_db, source.port, repl_password, args.workers)
+            start_replication(replica_db, source.port, repl_password, args.workers)
             _watch(source_db, replica_db, args, stopping)
             with replica_db.cursor() as cursor:
                 cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
-                print(f"demo: stopped; the replica holds {_count(_executed(cursor)):,} "
+                print(f"demo: stopped; the replica holds {executed_count(cursor):,} "
                       "transactions", flush=True)  # fmt: skip
     finally:
         for child in reversed(children):
@@ -150,13 +150,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_replication(replica_db: Any, source_port: int, password: str, workers: int) -> None:
+def start_replication(
+    replica_db: Any, source_port: int, password: str, workers: int, channel: str = CHANNEL
+) -> None:
+    """CHANGE REPLICATION SOURCE TO the source at ``source_port`` with the CSA, and START
+    REPLICA, printing each statement with the password masked."""
     statements = [
         f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={source_port}, "
         f"SOURCE_USER='repl', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1, "
         f"SOURCE_CONNECT_RETRY=1, GTID_ONLY=1, REQUIRE_ROW_FORMAT=1, APPLIER_VERSION=2, "
-        f"APPLIER_WORKER_COUNT={workers} FOR CHANNEL '{CHANNEL}'",
-        f"START REPLICA FOR CHANNEL '{CHANNEL}'",
+        f"APPLIER_WORKER_COUNT={workers} FOR CHANNEL '{channel}'",
+        f"START REPLICA FOR CHANNEL '{channel}'",
     ]
     with replica_db.cursor() as cursor:
         for statement in statements:
@@ -169,9 +173,9 @@ def _watch(source_db: Any, replica_db: Any, args: argparse.Namespace, stopping: 
     started = time.monotonic()
     while not stopping.wait(args.interval):
         with source_db.cursor() as cursor:
-            written = _count(_executed(cursor))
+            written = executed_count(cursor)
         with replica_db.cursor() as cursor:
-            applied = _count(_executed(cursor))
+            applied = executed_count(cursor)
             cursor.execute(f"SHOW REPLICA STATUS FOR CHANNEL '{CHANNEL}'")
             names = [d[0] for d in cursor.description]
             status = dict(zip(names, cursor.fetchone(), strict=True))
@@ -199,10 +203,7 @@ def _query(cursor: Any) -> str:
     return f"{count:,} rows, sum(k) {total}"
 
 
-def _executed(cursor: Any) -> GtidSet:
+def executed_count(cursor: Any) -> int:
+    """How many transactions the server at the other end of ``cursor`` has executed."""
     cursor.execute("SELECT @@GLOBAL.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
-
-
-def _count(gtids: GtidSet) -> int:
-    return gtids.count()
+    return GtidSet.parse(cursor.fetchone()[0] or "").count()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +91,8 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
 ) -> None:
     argv = ["--transactions", "300", "--workers", "1,2", "--commit-latency", "0.0002",
             "--appliers", "serial,mta,mta-database,csa", "--workloads", "uniform,skewed",
-            "--databases", "3", "--dir", str(tmp_path)]  # fmt: skip
+            "--databases", "3", "--dir", str(tmp_path / "cache"),
+            "--json", str(tmp_path / "drain-writeset.json")]  # fmt: skip
     assert bench.main(argv) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert (
@@ -98,7 +100,7 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
     )
     assert "\nworkload uniform\n" in out and "\nworkload skewed\n" in out
     assert "large_share=0.02, large_size=100" in out and "databases=3)" in out
-    assert {p.name for p in tmp_path.iterdir()} == {
+    assert {p.name for p in (tmp_path / "cache").iterdir()} == {
         "applier-writeset-300-db3", "applier-writeset-300-db3-skewed100"}  # fmt: skip
     latencies = ("0 (pure CPU)", "0.2 ms/flush")
     labels = ["serial"] + [
@@ -127,6 +129,21 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
     assert _figures(rows["serial"])[1::2] == [1.0] * 4
     assert "FAILED" not in out and "ERROR" not in out
     assert "content: every run ends in the generated content" in out
+
+    # The same runs as JSON, for make bench's charts.
+    figures = json.loads((tmp_path / "drain-writeset.json").read_text())
+    assert figures["benchmark"] == "drain" and figures["machine"].startswith("machine: nproc=")
+    assert figures["dependency"] == "writeset" and figures["databases"] == 3
+    assert len(figures["runs"]) == 2 * 2 * len(labels)
+    by_key = {(r["label"], r["workload"], r["latency"]): r for r in figures["runs"]}
+    for (_, workload, latency), run in by_key.items():
+        assert run["error"] is None and run["per_second"] > 0
+        serial = by_key["serial", workload, latency]
+        assert run["ratio"] == pytest.approx(serial["seconds"] / run["seconds"])
+    with bench_script("charts") as charts:
+        drawn = charts.drain_chart(tmp_path)
+    assert drawn == tmp_path / "drain.png"
+    assert drawn.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_dependency_data_parallelism(bench: ModuleType) -> None:
