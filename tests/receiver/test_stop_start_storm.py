@@ -1,7 +1,7 @@
-"""STOP/START storms (issue 8's reliability suite, short form): START REPLICA and STOP
-REPLICA in a tight loop while the built-in source appends a live workload, with either
-applier. Every STOP returns with the channel's threads joined; at the end the replica holds
-every transaction exactly once, in the generated content."""
+"""STOP/START storms: START REPLICA and STOP REPLICA in a tight loop while the built-in
+source appends a live workload, with either applier (40 cycles; 500 under ``make soak``).
+Every STOP returns with the channel's threads joined; at the end the replica holds every
+transaction exactly once, in the generated content."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from spark_replica.applier_core.storage import InMemoryEngine
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import change_source_at, channel_threads, wait_applied
 from tests.helpers.server import connect
+from tests.helpers.soak import soak_size
 from tests.unit.csa_apply.harness import engine_content
 
-CYCLES = 40
-SPEC = WorkloadSpec(tables=3, rows_per_table=30, transactions=1500, clients=6,
+CYCLES = soak_size(short=40, long=500)
+SPEC = WorkloadSpec(tables=3, rows_per_table=30, transactions=soak_size(short=1500, long=15000),
+                    clients=6,
                     dependency=Dependency.WRITESET, seed=17)  # fmt: skip
 APPLIERS = {
     "csa": "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4",
@@ -26,6 +28,7 @@ APPLIERS = {
 }
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("applier", sorted(APPLIERS))
 def test_start_stop_storm_under_a_live_source(
     tmp_path: Path, port: int, engine: InMemoryEngine, applier: str

@@ -1,11 +1,11 @@
-"""Crash safety across receive and apply (issue 7 §4 and issue 8's reliability suite): a real
+"""Crash safety across receive and apply: a real
 ``spark-replica serve`` replicates from a live ``spark-replica source`` through a CSA channel
 into Spark, and is killed with SIGKILL at random points (seeded) while its receiver writes
 the relay log and its applier applies, flushes and compacts. Each time it is restarted and
 told to START REPLICA again. At the end every table, read from Spark by a fresh engine, must
 equal the content the generator computed: no transaction lost, none applied twice, although
 the relay log may hold a transaction received twice (once cut off by a kill) and the
-received set starts empty after each restart."""
+received set starts empty after each restart. 5 kills; 50 under ``make soak``."""
 
 from __future__ import annotations
 
@@ -24,13 +24,14 @@ from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess
 from tests.helpers.process import durable_count, server_process
 from tests.helpers.replica_channel import change_source_at, executed, status
 from tests.helpers.server import connect
+from tests.helpers.soak import soak_size
 from tests.unit.csa_apply.harness import engine_content
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak, pytest.mark.timeout(7200)]
 
 SEED = 20261122
-KILLS = 5
-TRANSACTIONS = 3000
+KILLS = soak_size(short=5, long=50)
+TRANSACTIONS = soak_size(short=3000, long=20000)
 #: What ``spark-replica source --generate`` builds from these arguments.
 SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=TRANSACTIONS, seed=11)
 SOURCE_ARGS = ("--generate", str(TRANSACTIONS), "--rate", "400", "--tables", "3",

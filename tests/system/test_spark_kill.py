@@ -1,6 +1,7 @@
-"""Crash safety of the Spark engine (issue: "kills the server process with SIGKILL at random
-points during apply, flush and compaction, at least 20 times, restarts it, lets it finish,
-and compares every table with the generator's expected content"), with either applier.
+"""Crash safety of the Spark engine: the server process killed with SIGKILL at random points
+during apply, flush and compaction (20 times with the CSA, 8 with the legacy applier; 50 each
+under ``make soak``), restarted and let finish; every table is then compared with the
+generator's expected content.
 
 A real ``spark-replica serve`` child applies a generated relay log through a CSA channel, or
 a legacy multi-threaded one with commit order off (whose commits are out of relay-log order,
@@ -28,9 +29,10 @@ from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
 from tests.helpers.process import durable_count, server_process
 from tests.helpers.server import connect
+from tests.helpers.soak import soak_size
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak, pytest.mark.timeout(7200)]
 
 SEED = 20261121
 CSA_CHANNEL = (
@@ -64,7 +66,10 @@ def _executed(cursor: Any) -> GtidSet:
 
 @pytest.mark.parametrize(
     ("channel", "settings", "kills"),
-    [(CSA_CHANNEL, (), 20), (MTA_CHANNEL, MTA_SETTINGS, 8)],
+    [
+        (CSA_CHANNEL, (), soak_size(short=20, long=50)),
+        (MTA_CHANNEL, MTA_SETTINGS, soak_size(short=8, long=50)),
+    ],  # fmt: skip
     ids=["csa", "mta"],
 )
 def test_sigkill_at_random_points_loses_and_duplicates_nothing(
