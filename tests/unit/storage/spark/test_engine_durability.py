@@ -127,6 +127,30 @@ def test_a_restart_finds_exactly_what_was_flushed(spark: Any, place: Any) -> Non
         again.close()
 
 
+def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch larger than ``FILE_BYTES`` (one large transaction) is written by several
+    tasks, one file each, rather than gathered into one task; a restart reads it whole."""
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.FILE_BYTES", 4096)
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    engine.flush()
+    writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(2000)])
+    engine.flush()
+    stored = engine.durable_state().tables[T]
+    engine.close()
+    files = list(Path(batch_dir(place[0], stored, stored.batches[-1])).glob("*.parquet"))
+    assert len(files) > 1
+
+    again = start(spark, place)
+    try:
+        assert sorted(again.rows(T)) == [(i, f"v{i}") for i in range(2000)]  # type: ignore[arg-type]
+    finally:
+        again.close()
+
+
 def test_durability_is_reported_only_after_the_commit_point(spark: Any, place: Any) -> None:
     """``after_durable`` callbacks run once the batch is recorded, not when it is written:
     the relay log files a transaction needs are held until then."""

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.ddl import (
@@ -74,6 +76,8 @@ DEFAULT_FLUSH_ROWS = 50_000
 DEFAULT_COMPACT_AFTER = 16
 #: Seconds the flusher waits before trying again after a failed flush.
 RETRY_DELAY = 1.0
+#: Arrow bytes per parquet file of a batch or base: most batches are one file.
+FILE_BYTES = 128 << 20
 
 
 class SparkEngine(InMemoryEngine):
@@ -331,10 +335,11 @@ class SparkEngine(InMemoryEngine):
         result = dict(tables)
         for ref, pending in collect(commits, batch).items():
             stored = result.get(ref)
-            data = log_table(pending)
-            if stored is None or data is None:
+            if stored is None or (data := log_table(pending)) is None:
                 continue
-            self._write_parquet(data, batch_dir(self.root, stored, batch))
+            frame, files = self._frame(data)
+            del data  # Spark holds its own copy now: a large batch is not kept twice
+            self._write_frame(frame, files, batch_dir(self.root, stored, batch))
             result[ref] = stored.with_batch(batch)
         return result
 
@@ -357,12 +362,24 @@ class SparkEngine(InMemoryEngine):
         self._write_parquet(base_table(table.definition, rows), base_dir(self.root, table))
         return True
 
-    def _write_parquet(self, data: Any, path: str) -> None:
+    def _write_parquet(self, data: pa.Table, path: str) -> None:
+        frame, files = self._frame(data)
+        self._write_frame(frame, files, path)
+
+    def _frame(self, data: pa.Table) -> tuple[Any, int]:
+        """A Spark DataFrame of ``data``, and how many files to write it as: one per
+        ``FILE_BYTES`` of Arrow data, so that a large batch (one large transaction) is
+        written by several tasks rather than gathered into one."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
         schema = from_arrow_schema(data.schema, prefer_timestamp_ntz=True)
         frame = self.spark.createDataFrame(data, schema=schema)
-        frame.coalesce(1).write.mode("overwrite").parquet(path)
+        return frame, max(1, -(-data.nbytes // FILE_BYTES))
+
+    def _write_frame(self, frame: Any, files: int, path: str) -> None:
+        frame.coalesce(files).write.mode("overwrite").parquet(path)
+        # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
+        pa.default_memory_pool().release_unused()
 
     def _record(self, commits: Sequence[Commit], after: DurableState) -> None:
         """The commit point: record ``after`` with the commits' GTIDs, then tell waiters."""
