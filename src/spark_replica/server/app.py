@@ -118,8 +118,9 @@ class ReplicaServer:
         mysql_mimic.server.Connection = _Connection
         tls.install()
         assert self.store is not None
+        query_turns = asyncio.Semaphore(self.config.spark.max_queries)
         self._server = MysqlServer(
-            session_factory=lambda: ReplicaSession(context),
+            session_factory=lambda: ReplicaSession(context, query_turns),
             # Connection ids stay below 2**31: Connector/J reads them as a signed int.
             control=LocalControl(server_id=random.randrange(1, 1 << 15)),
             identity_provider=ReplicaIdentityProvider(self.store),

@@ -19,9 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from mysql_mimic.results import AllowedResult
 from mysql_mimic.schema import Column, InfoSchema
+from sqlglot import expressions as exp
+from sqlglot.errors import ExecuteError, OptimizeError
 from sqlglot.executor.table import Table
 
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.sql_handlers import executor_error
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.tables.ddl import type_text
 from spark_replica.sql_handlers.tables.definitions import TABLES
@@ -123,3 +128,21 @@ def _table(template: Table, rows: Sequence[InfoRow]) -> Table:
     """A sqlglot executor table with ``template``'s columns holding ``rows``."""
     columns = template.columns
     return Table(columns, [tuple(row.get(c) for c in columns) for row in rows])
+
+
+async def query_info_schema(
+    info: InfoSchema, expression: exp.Expression, database: str | None
+) -> AllowedResult:
+    """Answer a query over information_schema (and mysql-mimic's mysql.user and friends):
+    1146 for a table these schemas do not have, the executor's failures as MySQL errors."""
+    named = {cte.alias_or_name.lower() for cte in expression.find_all(exp.CTE)}
+    for table in expression.find_all(exp.Table):
+        schema = (table.db or database or "").lower()
+        known = info.tables.get(schema)
+        name = table.name.lower()
+        if known is not None and name and name not in known and name not in named:
+            raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, schema, table.name)
+    try:
+        return await info.query(expression)
+    except (ExecuteError, OptimizeError) as e:
+        raise executor_error(e, expression) from e

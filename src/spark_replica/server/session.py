@@ -21,6 +21,8 @@ from mysql_mimic.results import AllowedResult
 from mysql_mimic.schema import InfoSchema
 from mysql_mimic.session import Query
 from sqlglot import expressions as exp
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.errors import TokenError
 
 from spark_replica.applier_core.errors import (
     Diagnostic,
@@ -29,13 +31,14 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
-from spark_replica.server.catalog import catalog_snapshot
+from spark_replica.server.catalog import catalog_snapshot, query_info_schema
 from spark_replica.server.user_queries import run_user_query
-from spark_replica.server.variables import ReplicaSessionVariables
+from spark_replica.server.variables import ReplicaSessionVariables, character_set
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
     STATEMENT_KEYWORDS,
     ReplicaContext,
+    check_limit_clauses,
     execute_replication_statement,
     execute_set,
     filter_rows,
@@ -43,6 +46,7 @@ from spark_replica.sql_handlers import (
     parse_replication_statement,
     parse_set,
     query_virtual_tables,
+    static_select,
 )
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
@@ -95,8 +99,10 @@ class ClientInfo:
 
 
 class ReplicaSession(Session):
-    def __init__(self, context: ReplicaContext) -> None:
+    def __init__(self, context: ReplicaContext, query_turns: asyncio.Semaphore) -> None:
         self.context = context
+        #: The server's turns for SELECTs over the replicated tables (``spark.max_queries``).
+        self.query_turns = query_turns
         self.diagnostics: list[Diagnostic] = []
         self.affected_rows = 0
         # SHOW WARNINGS and friends report no warnings of their own (clients loop otherwise).
@@ -185,7 +191,12 @@ class ReplicaSession(Session):
         return await super().handle_query(sql, attrs)
 
     def _parse(self, sql: str) -> list[exp.Expression]:
-        expressions = super()._parse(sql)
+        try:
+            expressions = super()._parse(sql)
+        except (SqlglotParseError, TokenError, RecursionError):
+            raise
+        except Exception as e:  # sqlglot's parser crashes on a few cut statements: SHOW REPLICA
+            raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, "", 1) from e
         if len(expressions) > 1:
             # The server does not offer CLIENT_MULTI_STATEMENTS: a second statement is an error.
             second = expressions[1].sql(dialect="mysql")
@@ -193,6 +204,8 @@ class ReplicaSession(Session):
         for expression in expressions:
             if _incomplete(expression, sql):
                 raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, "", 1)
+            if expression.find(exp.Limit, exp.Offset):
+                check_limit_clauses(sql)
         return expressions
 
     async def _evaluate(self, expression_sql: str) -> Any:
@@ -219,6 +232,11 @@ class ReplicaSession(Session):
         q.expression = q.expression.transform(substitute, copy=False)
         return await q.next()
 
+    async def _static_query_middleware(self, q: Query) -> AllowedResult:
+        """SELECT without tables (``SELECT 1``); the executor's failures as MySQL errors."""
+        answer = static_select(q.expression)
+        return await q.next() if answer is None else answer
+
     async def _virtual_tables_middleware(self, q: Query) -> AllowedResult:
         outcome = query_virtual_tables(self.context, q.expression, self.database)
         if outcome is None:
@@ -233,7 +251,9 @@ class ReplicaSession(Session):
         queries = self.context.queries
         if isinstance(expression, exp.Query) and tables and queries is not None:
             connection = self._connection.connection_id if self._connection else 0
-            return await run_user_query(queries, expression, self.database, connection)
+            return await run_user_query(
+                queries, expression, self.database, connection, self.query_turns
+            )
         if isinstance(expression, exp.Query) and tables:
             table = tables[0]
             raise ReplicaError.from_code(
@@ -250,6 +270,9 @@ class ReplicaSession(Session):
             raise to_mysql_error(ReplicaError.from_code(ErrorCode.BAD_DB_ERROR, database), "")
         await super().use(database)
 
+    async def _query_info_schema(self, expression: exp.Expression) -> AllowedResult:
+        return await query_info_schema(await self.schema(), expression, self.database)
+
     async def schema(self) -> InfoSchema:
         """information_schema over the virtual tables and the replicated ones, as they are now."""
         return catalog_snapshot(self.context.tables).info_schema
@@ -262,6 +285,18 @@ class ReplicaSession(Session):
             if shown is not None:
                 return result_set(*shown)
         return await super()._show(expression)
+
+    def _set_names(self, item: exp.SetItem) -> None:
+        """SET NAMES charset [COLLATE collation]: the character set in any case or by number;
+        1231 for one the connection cannot encode with, before anything changes."""
+        if item.name == "DEFAULT":
+            super()._set_names(item)
+            return
+        charset = character_set("character_set_client", item.name)
+        collation = item.text("collate") or charset.default_collation.name
+        for name in ("character_set_client", "character_set_connection", "character_set_results"):
+            self.variables.set(name, charset.name)
+        self.variables.set("collation_connection", collation)
 
     # -- SHOW ----------------------------------------------------------------------------------
     def _show_warnings(self, show: exp.Show) -> AllowedResult:

@@ -4,6 +4,12 @@ The statement is transpiled to Spark SQL against one snapshot of the tables (con
 reads), started in a worker thread, and streamed back in batches: each batch is fetched in a
 thread, so the event loop keeps serving other clients while Spark works. When the client's
 statement is cancelled (KILL QUERY, a dropped connection), the Spark jobs are cancelled too.
+
+A query takes one of the server's turns (``spark.max_queries``) in the event loop before any
+thread works for it, and gives it back once it is closed. Waiting for a turn in a worker
+thread instead (the engine's own limit) let more queries than the loop has worker threads
+occupy every one of them while the queries holding the turns waited for a thread to fetch
+and close: every query and every statement run in a thread (SHOW REPLICA STATUS) hung.
 """
 
 from __future__ import annotations
@@ -29,9 +35,14 @@ _cancellers: set[asyncio.Future[None]] = set()
 
 
 async def run_user_query(
-    queries: QueryEngine, expression: exp.Expression, database: str | None, connection: int
+    queries: QueryEngine,
+    expression: exp.Expression,
+    database: str | None,
+    connection: int,
+    turns: asyncio.Semaphore,
 ) -> ResultSet:
-    """Start ``expression`` (a MySQL query AST) on ``queries``; its rows stream lazily."""
+    """Start ``expression`` (a MySQL query AST) on ``queries`` once one of ``turns`` is free;
+    its rows stream lazily, and the turn is given back when the query is closed."""
     tag = f"spark-replica-query-{connection}-{next(_tags)}"
 
     def start() -> RunningQuery:
@@ -39,49 +50,71 @@ async def run_user_query(
             lambda resolve: to_spark_sql(expression, database=database, resolve=resolve).sql, tag
         )
 
+    await turns.acquire()
     started = asyncio.ensure_future(asyncio.to_thread(start))
     try:
         running = await asyncio.shield(started)
     except asyncio.CancelledError:
-        _cancel_until_done(queries, tag, started)
+        _cancel_until_done(queries, tag, started, turns)
+        raise
+    except BaseException:
+        turns.release()
         raise
     columns = [ResultColumn(f.name, ColumnType[f.mysql_type]) for f in running.fields]
-    return ResultSet(rows=_stream(queries, running, tag), columns=columns)
+    return ResultSet(rows=_stream(queries, running, tag, turns), columns=columns)
 
 
 async def _stream(
-    queries: QueryEngine, running: RunningQuery, tag: str
+    queries: QueryEngine, running: RunningQuery, tag: str, turns: asyncio.Semaphore
 ) -> AsyncIterator[tuple[object, ...]]:
+    cancelled = False
     try:
         while True:
             fetching = asyncio.ensure_future(asyncio.to_thread(running.fetch, FETCH_ROWS))
             try:
                 batch = await asyncio.shield(fetching)
             except asyncio.CancelledError:
-                _cancel_until_done(queries, tag, fetching)
+                cancelled = True
+                _cancel_until_done(queries, tag, fetching, turns, running)
                 raise
             if not batch:
                 return
             for row in batch:
                 yield row
     finally:
-        await asyncio.shield(asyncio.to_thread(running.close))
+        if not cancelled:
+            try:
+                await asyncio.shield(asyncio.to_thread(running.close))
+            finally:
+                turns.release()
 
 
-def _cancel_until_done(queries: QueryEngine, tag: str, work: asyncio.Future[Any]) -> None:
+def _cancel_until_done(
+    queries: QueryEngine,
+    tag: str,
+    work: asyncio.Future[Any],
+    turns: asyncio.Semaphore,
+    running: RunningQuery | None = None,
+) -> None:
     """Cancel ``tag``'s Spark jobs, again every ``CANCEL_EVERY`` seconds until ``work`` (the
-    thread running them) returns: a job submitted just as the first cancel ran escapes it."""
+    thread running them) returns: a job submitted just as the first cancel ran escapes it.
+    Then the query (``running``, or the one ``work`` started) is closed and its turn given
+    back."""
     queries.cancel(tag)
 
     async def repeat() -> None:
-        while not work.done():
-            await asyncio.wait({work}, timeout=CANCEL_EVERY)
-            if not work.done():
-                queries.cancel(tag)
-        if not work.cancelled() and work.exception() is None:
-            result = work.result()
-            if hasattr(result, "close"):
+        try:
+            while not work.done():
+                await asyncio.wait({work}, timeout=CANCEL_EVERY)
+                if not work.done():
+                    queries.cancel(tag)
+            result = running
+            if result is None and not work.cancelled() and work.exception() is None:
+                result = work.result()
+            if result is not None:
                 await asyncio.to_thread(result.close)
+        finally:
+            turns.release()
 
     _cancellers.add(task := asyncio.ensure_future(repeat()))
     task.add_done_callback(_cancellers.discard)

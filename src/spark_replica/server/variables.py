@@ -3,23 +3,38 @@
 ``SELECT @@replica_parallel_workers`` and ``@@global.gtid_executed`` read the live global
 values; ``@@warning_count`` and ``@@error_count`` describe the previous statement. Unknown
 variables raise 1193 instead of reading as NULL.
+
+The connection encodes and decodes with ``character_set_client``/``character_set_results``
+and stamps statements in ``time_zone``, so a value it cannot use is refused when it is set
+(1231), never stored to break every later statement of the session. Character sets are
+named in any case or by number, as MySQL accepts them, and stored under their canonical name.
 """
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from typing import Any
 
+from mysql_mimic import variables as mimic_variables
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.variables import (
     SYSTEM_VARIABLES,
     GlobalVariables,
     SessionVariables,
     VariableSchema,
+    parse_timezone,
 )
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
-from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, SystemVariables, VarKind
+from spark_replica.applier_core.settings import (
+    ALIASES,
+    DEFAULT,
+    DEFINITIONS,
+    SystemVariables,
+    VarKind,
+)
 
 SERVER_VERSION = "8.4.0-spark-replica"
 
@@ -57,6 +72,44 @@ def _schema() -> dict[str, VariableSchema]:
 
 SCHEMA = _schema()
 
+CHARACTER_SET_VARIABLES = frozenset(
+    {
+        "character_set_client",
+        "character_set_connection",
+        "character_set_database",
+        "character_set_results",
+        "character_set_server",
+    }
+)
+
+
+def character_set(variable: str, value: object) -> CharacterSet:
+    """The character set ``value`` names (any case, or its number), if the connection can
+    encode with it; 1231 for ``variable`` otherwise."""
+    text = str(value).lower()
+    try:
+        charset = CharacterSet(int(text)) if text.isdigit() else CharacterSet[text]
+        codecs.lookup(charset.codec)
+    except (KeyError, ValueError, LookupError) as e:
+        raise ReplicaError.from_code(ErrorCode.WRONG_VALUE_FOR_VAR, variable, str(value)) from e
+    return charset
+
+
+def _checked(variable: str, value: Any) -> Any:
+    """``value`` as the session stores it; 1231 for one the connection could not work with."""
+    if value is DEFAULT:
+        return mimic_variables.DEFAULT
+    if value is None or value is mimic_variables.DEFAULT:
+        return value
+    if variable in CHARACTER_SET_VARIABLES:
+        return character_set(variable, value).name
+    if variable == "time_zone":
+        try:
+            parse_timezone(str(value))
+        except (MysqlError, ValueError) as e:
+            raise ReplicaError.from_code(ErrorCode.WRONG_VALUE_FOR_VAR, variable, value) from e
+    return value
+
 
 class ReplicaSessionVariables(SessionVariables):
     def __init__(
@@ -89,11 +142,12 @@ class ReplicaSessionVariables(SessionVariables):
             raise ReplicaError.from_code(ErrorCode.GLOBAL_VARIABLE, key)
         if key not in SCHEMA:
             raise ReplicaError.from_code(ErrorCode.UNKNOWN_SYSTEM_VARIABLE, name)
+        value = _checked(key, value)
         try:
             super().set(key, value, force)
         except MysqlError as e:
             raise ReplicaError.from_code(
                 ErrorCode.INCORRECT_GLOBAL_LOCAL_VAR, key, "read only"
             ) from e
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:  # int(1e309) overflows
             raise ReplicaError.from_code(ErrorCode.WRONG_TYPE_FOR_VAR, key) from e

@@ -2,7 +2,10 @@
 connection fixes real clients need.
 
 - Every error reaches the client with its MySQL number, SQLSTATE and message
-  (``to_mysql_error``); sqlglot parse errors become 1064 without terminal colour codes.
+  (``to_mysql_error``); sqlglot parse errors and statement bytes the client's character set
+  cannot decode become 1064 without terminal colour codes.
+- Error messages and column names reach a client whose ``character_set_results`` cannot
+  represent some of their characters with '?' in their place, as MySQL converts them.
 - OK packets carry affected rows and the warning count of the statement.
 - The result-set terminator carries 0 affected rows, as MySQL sends it (MariaDB Connector/J
   fails on anything else).
@@ -16,7 +19,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, cast
 
+from mysql_mimic import ResultSet
 from mysql_mimic import errors as mimic_errors
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.prepared import PreparedStatement
@@ -49,6 +54,13 @@ def to_mysql_error(error: BaseException, sql: str = "") -> MysqlError:
         return MysqlError(error.message, cast(mimic_errors.ErrorCode, error.code))
     if isinstance(error, SqlglotParseError | TokenError):
         return MysqlError(_parse_error_message(error, sql), mimic_errors.ErrorCode.PARSE_ERROR)
+    if isinstance(error, UnicodeDecodeError):
+        # Statement bytes that are not text in the client's character set: MySQL's lexer
+        # stops at the first of them.
+        near = error.object[error.start :].decode(error.encoding, errors="replace")
+        return MysqlError(
+            format_message(ErrorCode.PARSE_ERROR, near[:80], 1), mimic_errors.ErrorCode.PARSE_ERROR
+        )
     if isinstance(error, RecursionError):
         # MySQL's parser gives up on deep nesting with 1064 "memory exhausted".
         near = sql.strip()[:80]
@@ -73,6 +85,12 @@ def _parse_error_message(error: Exception, sql: str) -> str:
     offset = sum(len(x) + 1 for x in lines[: line - 1]) + col - 1
     near = sql[offset:] if text_line else ""
     return format_message(ErrorCode.PARSE_ERROR, near.rstrip().rstrip(";"), line)
+
+
+def encodable(text: str, charset: CharacterSet) -> str:
+    """``text`` with each character ``charset`` cannot represent shown as '?', as MySQL
+    converts messages and column names to ``character_set_results``."""
+    return text.encode(charset.codec, errors="replace").decode(charset.codec)
 
 
 class ReplicaConnection(Connection):
@@ -101,6 +119,24 @@ class ReplicaConnection(Connection):
         del affected_rows  # MySQL's terminator never carries a row count.
         _, warning_count = self._statement_info()
         return super().ok_or_eof(0, last_insert_id, warnings or warning_count, flags)
+
+    def error(self, **kwargs: Any) -> bytes:
+        if "msg" in kwargs:
+            kwargs["msg"] = encodable(str(kwargs["msg"]), self.server_charset)
+        return super().error(**kwargs)
+
+    async def write_text_resultset(self, result_set: ResultSet) -> None:
+        for column in result_set.columns:
+            column.name = encodable(column.name, self.server_charset)
+        await super().write_text_resultset(result_set)
+
+    async def handle_query(self, data: bytes) -> None:
+        """COM_QUERY; text the client's character set cannot decode is a syntax error (1064),
+        not an internal one."""
+        try:
+            await super().handle_query(data)
+        except UnicodeDecodeError as e:
+            raise to_mysql_error(e) from e
 
     def com_stmt_prepare_response(self, statement: PreparedStatement) -> Iterator[bytes]:
         packets = list(super().com_stmt_prepare_response(statement))

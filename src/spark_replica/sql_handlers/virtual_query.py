@@ -1,4 +1,5 @@
-"""SELECTs over the virtual tables (performance_schema, mysql.*).
+"""SELECTs over the virtual tables (performance_schema, mysql.*), and SELECTs that read no
+table (``SELECT 1``), on sqlglot's executor with its failures worded as MySQL errors.
 
 Simple single-table queries are answered by :mod:`.virtual_fast`; everything else runs on
 sqlglot's executor. Column names are case-insensitive in MySQL but not in the executor, so
@@ -61,6 +62,8 @@ _COMPARISONS += (exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between)
 _UNRESOLVED = re.compile(r"Column '([^']*)' could not be resolved(?: for table: '([^']*)')?")
 _UNKNOWN = re.compile(r"Unknown column: (.*)")
 _UNKNOWN_POSITION = re.compile(r"Unknown output column: (.*)")
+_UNKNOWN_TABLE = re.compile(r"Unknown table: (.*)")
+_STEP = re.compile(r"^Step '.*?' failed: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,21 @@ def run(
     return run_on_executor(expression, tables, source, database)
 
 
+def static_select(expression: exp.Expression) -> tuple[list[tuple[object, ...]], list[str]] | None:
+    """Answer a SELECT that reads no table and has no clause but LIMIT (``SELECT 1``,
+    ``SELECT @@version``) on sqlglot's executor, as mysql-mimic does, with the executor's
+    failures worded as MySQL errors (1054 for an unknown column); ``None`` for other queries.
+    """
+    static = set(exp.Select.arg_types) - {"expressions", "limit", "hint"}
+    if not isinstance(expression, exp.Select) or any(expression.args.get(a) for a in static):
+        return None
+    try:
+        result = execute(expression)
+    except (ExecuteError, OptimizeError) as e:
+        raise executor_error(e, expression) from e
+    return [tuple(row) for row in result.rows], list(result.columns)
+
+
 def run_on_executor(
     expression: exp.Expression,
     tables: list[TableDef],
@@ -170,7 +188,7 @@ def run_on_executor(
     try:
         result = execute(query, schema=schema, tables=data, dialect="mysql")
     except (ExecuteError, OptimizeError) as e:
-        raise _as_mysql_error(e, expression) from e
+        raise executor_error(e, expression) from e
     result_rows: list[tuple[object, ...]] = [tuple(row) for row in result.rows]
     fields = _fields(expression, list(result.columns), tables, result_rows)
     rows = [tuple(_mysql_value(v) for v in row) for row in result_rows]
@@ -330,8 +348,14 @@ def _mysql_value(value: object) -> object:
     return value
 
 
-def _as_mysql_error(error: Exception, original: exp.Expression) -> ReplicaError:
+def executor_error(error: Exception, original: exp.Expression) -> ReplicaError:
+    """The MySQL error for a failure of sqlglot's executor on the query ``original``: 1054
+    for an unknown column, 1051 for an unknown table qualifier, 1105 with the executor's text
+    for an expression it cannot evaluate."""
     text = str(error)
+    table = _UNKNOWN_TABLE.match(text)
+    if table:
+        return ReplicaError.from_code(ErrorCode.BAD_TABLE_ERROR, table.group(1))
     position = _UNKNOWN_POSITION.match(text)
     if position:
         return ReplicaError.from_code(
@@ -344,7 +368,8 @@ def _as_mysql_error(error: Exception, original: exp.Expression) -> ReplicaError:
     elif unknown:
         name, qualifier = unknown.group(1), ""
     else:
-        return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, text)
+        # The executor names the failing step of its plan by object address: not for clients.
+        return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, _STEP.sub("", text, count=1))
     found = _clause_of(original, name, qualifier)
     clause, qualifier = found if found else ("field list", qualifier)
     shown = f"{qualifier}.{name}" if qualifier else name
