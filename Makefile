@@ -41,8 +41,8 @@ types: $(STAMP)  ## mypy (strict)
 
 check: lint types test  ## lint + types + test
 
-bench: $(STAMP)  ## Front-end latency and concurrency benchmark
-	$(BIN)/python tests/bench/bench_frontend.py
+bench: $(STAMP)  ## Every benchmark, then charts: JSON, text and PNG in docs/benchmarks (about an hour)
+	$(BIN)/python tests/bench/suite.py
 
 bench-spark: $(STAMP)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
 	$(BIN)/python tests/bench/bench_spark_engine.py
