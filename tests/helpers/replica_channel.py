@@ -1,6 +1,7 @@
 """Driving channel 'm1' of a replica server over the wire, as a DBA does: CHANGE
-REPLICATION SOURCE, START REPLICA, polling SHOW REPLICA STATUS and @@global.gtid_executed
-until a condition holds (with a deadline), and the channel's threads."""
+REPLICATION SOURCE (with either applier: ``APPLIERS``), START REPLICA, polling SHOW REPLICA
+STATUS and @@global.gtid_executed until a condition holds (with a deadline), and the
+channel's threads."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from spark_replica.applier_core.gtid import GtidSet
 
 CHANNEL = "m1"
 WAIT = 60.0
+#: CHANGE REPLICATION SOURCE options selecting each applier of 'm1', by short name.
+APPLIERS = {
+    "csa": "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4",
+    "mta": "APPLIER_VERSION=1",
+}
 
 
 def change_source_at(host: str, port: int, user: str, password: str, **extra: Any) -> str:

@@ -13,7 +13,12 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
-from tests.helpers.replica_channel import change_source_at, channel_threads, wait_applied
+from tests.helpers.replica_channel import (
+    APPLIERS,
+    change_source_at,
+    channel_threads,
+    wait_applied,
+)
 from tests.helpers.server import connect
 from tests.helpers.soak import soak_size
 from tests.unit.csa_apply.harness import engine_content
@@ -22,10 +27,6 @@ CYCLES = soak_size(short=40, long=500)
 SPEC = WorkloadSpec(tables=3, rows_per_table=30, transactions=soak_size(short=1500, long=15000),
                     clients=6,
                     dependency=Dependency.WRITESET, seed=17)  # fmt: skip
-APPLIERS = {
-    "csa": "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4",
-    "mta": "APPLIER_VERSION=1",
-}
 
 
 @pytest.mark.soak

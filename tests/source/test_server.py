@@ -177,6 +177,7 @@ def test_a_live_workload_stamps_each_commit_with_the_time_it_is_appended(
                for event in stamped)  # fmt: skip
     assert all(event.header.timestamp == event.original_commit_timestamp // 1_000_000
                for event in stamped)  # fmt: skip
+    assert live.last_commit_time_us == times[-1]
 
 
 def test_stopping_a_live_workload_joins_its_thread_at_once(make_binlog: MakeBinlog) -> None:

@@ -43,6 +43,8 @@ class LiveWorkload:
         self._uuid = server_uuid
         self.rate = rate
         self.appended = 0
+        #: The commit time (µs since the epoch) of the last transaction appended.
+        self.last_commit_time_us = 0
         self.finished = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="source-live")
@@ -75,6 +77,7 @@ class LiveWorkload:
                     return
                 now = dataclasses.replace(trx, commit_time_us=time.time_ns() // 1000)
                 self._binlog.append(self._encoder.encode(now), (self._uuid, trx.gno))
+                self.last_commit_time_us = now.commit_time_us
                 self.appended += 1
         except RuntimeError:
             return  # the binary log closed under us: the server is stopping
