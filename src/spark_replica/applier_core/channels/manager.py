@@ -90,7 +90,7 @@ class Channel:
         if thread is ThreadType.SQL:
             changes: dict[str, object] = {"sql_thread_id": None, "sql_state_text": ""}
             if error is not None:
-                changes["sql_error"] = error
+                changes["sql_error"] = changes["coordinator_error"] = error
             self.status.update(**changes)
         else:
             changes = {"io_thread_id": None, "io_connecting": False, "io_state_text": ""}

@@ -15,6 +15,7 @@ from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog import RelayLog
 from spark_replica.applier_core.binlog.relaylog.index import (
     INDEX_SUFFIX,
+    RelayLogIndex,
     relay_log_base_name,
     relay_log_directory,
 )
@@ -36,30 +37,42 @@ class RelayLogs:
         ``purge`` is ``relay_log_purge``, taken when the relay log is opened.
 
         Raises:
-            BinlogError: the relay log cannot be recovered.
-            OSError: its directory cannot be read or written.
+            ReplicaError: ER_RELAY_LOG_INIT (1380), the relay log cannot be recovered (a
+                file the index lists is missing, a file is not a binary log) or its directory
+                cannot be read or written (a full disk).
         """
         with self._lock:
             found = self._open.get(channel)
             if found is None:
                 found = RelayLog.for_channel(self.data_dir, channel, purge_enabled=purge)
-                found.open()
+                try:
+                    found.open()
+                except (BinlogError, OSError) as exc:
+                    raise ReplicaError.from_code(ErrorCode.RELAY_LOG_INIT, str(exc)) from exc
                 self._open[channel] = found
             return found
 
     def reset(self, channel: str) -> list[str]:
         """RESET REPLICA: delete the channel's relay log files; the receiver's next write
         starts ``<base>.000001``. Returns the names removed (none when the channel never
-        had a relay log). Its threads must be stopped.
+        had a relay log). Its threads must be stopped. A relay log that cannot be opened
+        (``get`` fails) is deleted without being read: that is the DBA's way out of it.
 
         Raises:
             ReplicaError: ER_RELAY_LOG_FAIL (1371), the files cannot be removed.
         """
         directory = relay_log_directory(self.data_dir, channel)
-        if not (directory / f"{relay_log_base_name(channel)}{INDEX_SUFFIX}").exists():
+        base_name = relay_log_base_name(channel)
+        if not (directory / f"{base_name}{INDEX_SUFFIX}").exists():
             return []
         try:
-            return self.get(channel).remove_all()
+            relay_log = self.get(channel)
+        except ReplicaError:
+            relay_log = None
+        try:
+            if relay_log is None:
+                return RelayLogIndex(directory, base_name).discard()
+            return relay_log.remove_all()
         except (BinlogError, OSError) as exc:
             raise ReplicaError.from_code(ErrorCode.RELAY_LOG_FAIL, str(exc)) from exc
 

@@ -286,6 +286,8 @@ class Job:
         if self.trx.state is TransactionState.FAILED:  # the relay log cannot be read (ERR.10)
             error = self.trx.error
             assert error is not None
+            if self.env.commit_order:
+                self._wait_for_head()  # every earlier transaction commits first (FR8)
             detail = error.message.removeprefix(channel_error(self.env.channel, ""))
             if self.env.gate is not None:
                 self.env.gate.fail(error)

@@ -118,6 +118,8 @@ class TransactionReader:
         self._pending: list[Item] = []
         self._pending_memory = 0
         self._pending_size = 0
+        self._trx_bytes = 0  # the active transaction's events so far
+        self._trx_length = 0  # and their size by its GTID event (0: unknown)
         self._clock_reset = False  # a source's Format_description came since the last GTID
         self._source_file = ""  # the source binary log a source's Rotate event named last
         self._error: ReplicaError | None = None
@@ -174,11 +176,12 @@ class TransactionReader:
                 data = relay.data
                 kind = KINDS[data[4]]
                 trx = self._active
-                if kind <= _XID and kind and trx is not None:
+                if kind <= _XID and kind and trx is not None and self._in_body:
                     # The hot path: a Table_map, rows or Xid event of a transaction.
                     if self._checksum and zlib.crc32(data) != _CRC_RESIDUE:
                         raise BinlogError("event checksum mismatch", file=relay.file,
                                           position=relay.start)  # fmt: skip
+                    self._trx_bytes += len(data)
                     if relay.file is not self._file and relay.file != self._file:
                         self._extend(trx, relay.file)
                     if not trx.skip:
@@ -277,6 +280,8 @@ class TransactionReader:
             self._rotate(relay)
         elif kind != kinds.CONTROL and (kind != kinds.OTHER or not relay.data[17] & _IGNORABLE):
             raise self._unexpected(relay)
+        elif self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:  # skipped: checked
+            raise BinlogError("event checksum mismatch", file=relay.file, position=relay.start)
         return None
 
     def _query(self, relay: RelayEvent) -> None:
@@ -365,6 +370,7 @@ class TransactionReader:
         )
         self._clock_reset = False
         self._active, self._in_body, self._file = trx, False, relay.file
+        self._trx_bytes, self._trx_length = len(relay.data), gtid.transaction_length
         return trx
 
     def _extend(self, trx: FetchableTransaction, file: str) -> None:
@@ -373,6 +379,7 @@ class TransactionReader:
 
     def _add(self, trx: FetchableTransaction, relay: RelayEvent, memory: int,
              decoded: Event | None) -> None:  # fmt: skip
+        self._trx_bytes += len(relay.data)
         if relay.file is not self._file and relay.file != self._file:
             self._extend(trx, relay.file)
         if trx.skip:
@@ -398,6 +405,10 @@ class TransactionReader:
             self._monitor.release(self._resource, memory)
 
     def _complete(self, relay: RelayEvent) -> None:
+        if self._trx_length and self._trx_bytes != self._trx_length:
+            raise BinlogError(f"the transaction holds {self._trx_bytes} bytes of events, its "
+                              f"GTID event says {self._trx_length}", file=relay.file,
+                              position=relay.start)  # fmt: skip
         log_pos = int.from_bytes(relay.data[13:17], "little")
         self._flush(RelayCoordinate(relay.file, relay.end), log_pos)
         self._active = None

@@ -372,6 +372,8 @@ class CsaChannel:
                 task.finish()
             elif isinstance(task, _Skip):
                 task.trx.finish(success=False)
+        for job in self.router.jobs_of(self.conflicts):  # a failed job: it left that to us
+            job.finish()
         self.conflicts.stop()
         self.board.stopped()
         self._publish()

@@ -157,6 +157,9 @@ class MtaChannel:
             for number in range(1, self.worker_count + 1)
         ]
         self._inline = None if self.workers else self._runner(0)
+        # The transactions assigned and not yet finished, by GTID (see ``_executed``).
+        self._assigned_lock = threading.Lock()
+        self._assigned: dict[str, FetchableTransaction] = {}
         # _lock guards _started and the start of the threads against a concurrent stop.
         self._lock = threading.Lock()
         self._started = False
@@ -194,7 +197,15 @@ class MtaChannel:
         return TransactionRunner(self.execution, session, number)
 
     def _executed(self, gtid: Gtid) -> bool:
-        return not gtid.anonymous and self.context.executed.contains(gtid.uuid, gtid.tag, gtid.gno)
+        """Whether the provider may skip ``gtid``: executed, or assigned right now by a copy
+        that was not cut off (a relay log may hold a transaction twice after a restart)."""
+        if gtid.anonymous:
+            return False
+        if self.context.executed.contains(gtid.uuid, gtid.tag, gtid.gno):
+            return True
+        with self._assigned_lock:
+            current = self._assigned.get(gtid.gtid_text)
+        return current is not None and current.state is not TransactionState.TRUNCATED
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -307,8 +318,13 @@ class MtaChannel:
             size = max(trx.gtid.transaction_length, trx.size)
             work = Assignment(trx, self._next_ticket, stamp, claim, group, size)
             self._next_ticket += 1
+            with self._assigned_lock:
+                self._assigned[trx.gtid_text] = trx
             self._dispatch(work, worker)
             dispatched += 1
+            if dispatched % 64 == 0:
+                with self._assigned_lock:
+                    self._assigned = {k: t for k, t in self._assigned.items() if not t.abandoned}
             if dispatched % 256 == 0:
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
             self._maybe_checkpoint()

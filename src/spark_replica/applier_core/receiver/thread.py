@@ -23,6 +23,7 @@ Connecting and Last_IO_Error shows the last failure.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import replace
@@ -38,7 +39,7 @@ from spark_replica.applier_core.channels.components import (
     ThreadContext,
 )
 from spark_replica.applier_core.channels.status import ErrorInfo, TransactionInfo
-from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.errors import ErrorCode, format_message
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.checks import (
     ER_REPLICA_RELAY_LOG_WRITE_FAILURE,
@@ -143,7 +144,10 @@ class Receiver:
     def _run(self) -> None:
         error: ErrorInfo | None = None
         writer = RelayLogWriter(
-            self.relay_log, make_header=self._relay_header, make_rotate=self._rotate_event
+            self.relay_log,
+            make_header=self._relay_header,
+            make_rotate=self._rotate_event,
+            max_size=self.context.settings.get_int("max_relay_log_size"),
         )
         self._writer = writer
         try:
@@ -152,10 +156,10 @@ class Receiver:
         except SourceError as exc:
             if not self._stop.is_set():
                 error = ErrorInfo.now(exc.code, self._io_message(exc, self._attempt))
-        except (BinlogError, OSError) as exc:
+        except (BinlogError, OSError) as exc:  # the relay log cannot be written (a full disk)
             if not self._stop.is_set():
-                message = f"Relay log write failure: {exc}"
-                error = ErrorInfo.now(ErrorCode.UNKNOWN_ERROR, message)
+                message = _write_failure(exc, writer.file_name)
+                error = ErrorInfo.now(ErrorCode.REPLICA_RELAY_LOG_WRITE_FAILURE, message)
         except Exception as exc:  # a bug: stop the channel's receiver with it rather than hang
             logger.exception("the receiver of channel %r failed", self.name)
             error = ErrorInfo.now(ErrorCode.UNKNOWN_ERROR, f"Fatal error: {exc}")
@@ -317,7 +321,13 @@ class Receiver:
         source = self.context.status.snapshot() if durable else None
         uuid = source.source_uuid if source else ""
         server_id = source.source_server_id if source else 0
-        record(SourcePosition(self.read.file, self.read.position, uuid, durable, server_id))
+        try:
+            record(SourcePosition(self.read.file, self.read.position, uuid, durable, server_id))
+        except Exception:  # the metadata cannot be written (a full disk): the next save will
+            logger.warning(
+                "channel %r: could not save the receiver's position %s:%d",
+                self.name, self.read.file, self.read.position, exc_info=True,
+            )  # fmt: skip
 
     # -- relay log events ----------------------------------------------------------------------
 
@@ -351,6 +361,18 @@ class Receiver:
                 f"'{exc.message}'"
             )
         return exc.message
+
+
+def _write_failure(exc: BinlogError | OSError, file: str) -> str:
+    """Last_IO_Error for a relay log that cannot be written: MySQL's text, then the cause."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = os.path.basename(exc.filename) if isinstance(exc.filename, str) else file
+        cause = f"{exc.strerror} (file '{where}')" if where else exc.strerror
+    else:
+        cause = str(exc)
+    return format_message(
+        ErrorCode.REPLICA_RELAY_LOG_WRITE_FAILURE, f"could not queue event from source: {cause}"
+    )
 
 
 ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236

@@ -315,6 +315,28 @@ class RelayLogIndex:
             self._delete(list(self._own_files()))
         return removed
 
+    def discard(self) -> list[str]:
+        """Rewrite the index empty, then delete every file it listed and every
+        ``<base>.NNNNNN`` file, without loading it first: RESET REPLICA of a relay log that
+        cannot be opened (a listed file is missing, the index is malformed). Returns the
+        names deleted.
+
+        Raises:
+            OSError: the index cannot be rewritten (nothing is deleted).
+        """
+        with self._update_lock:
+            try:
+                listed = self._read() if self.index_path.exists() else []
+            except BinlogError:
+                listed = []
+            present = [name for name in dict.fromkeys([*listed, *self._own_files()])
+                       if self.path(name).is_file()]  # fmt: skip
+            self._write([])
+            with self._lock:
+                self._entries = ()
+            self._delete(present)
+        return present
+
     def _delete(self, names: Sequence[str]) -> None:
         for name in names:
             try:

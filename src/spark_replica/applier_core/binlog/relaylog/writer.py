@@ -225,7 +225,8 @@ class RelayLogWriter:
         return end
 
     def append_many(self, events: Sequence[bytes], *, flush: bool = True) -> RelayCoordinate:
-        """``append`` for several whole events at once (one write); rotates after them.
+        """``append`` for several whole events at once (one write per file): the file is
+        rotated right after the event that takes it past ``max_size``, as ``append`` does.
 
         Raises:
             BinlogError: one of them is not a whole event; none is written.
@@ -236,9 +237,14 @@ class RelayLogWriter:
             if len(event) < HEADER_LEN or event_length(event) != len(event):
                 raise BinlogError(f"cannot append {len(event)} bytes as an event",
                                   file=self.file_name, position=self._written)  # fmt: skip
-        if events:
-            self._write(b"".join(events))
-            self._written_type = event_type(events[-1])
+        first, size = 0, self._written
+        for number, event in enumerate(events, 1):
+            size += len(event)
+            if size > self.max_size and number < len(events):
+                self._write_events(events[first:number])
+                self.rotate()
+                first, size = number, self._written
+        self._write_events(events[first:])
         end = RelayCoordinate(self.file_name, self._written)
         if flush:
             self.flush()
@@ -318,6 +324,11 @@ class RelayLogWriter:
         self._written = len(MAGIC) + len(header_bytes)
         self._written_type = header_type
         self._publish()
+
+    def _write_events(self, events: Sequence[bytes]) -> None:
+        if events:
+            self._write(b"".join(events))
+            self._written_type = event_type(events[-1])
 
     def _write(self, data: bytes) -> None:
         file = self._file
