@@ -43,7 +43,7 @@ def test_the_lag_benchmark_samples_lag_and_backlog_and_charts_them(
     path = tmp_path / "lag.json"
     with bench_script("bench_lag") as bench:
         code = bench.main(["--quick", "--engine", "memory", "--loads", "0.5",
-                           "--json", str(path)])  # fmt: skip
+                           "--transactions", "1000", "--json", str(path)])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
     assert "machine: nproc=" in out and "capacity: " in out
