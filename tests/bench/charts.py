@@ -92,7 +92,8 @@ def lag_chart(directory: Path) -> Path | None:
     for run in figures["runs"]:
         samples = run["samples"]
         seconds = [s["seconds"] for s in samples]
-        label = f"{run['load']:.0%} of capacity ({run['rate']:,.0f} trx/s)"
+        label = (f"{run['load']:.0%} of capacity: {run['rate']:,.0f} trx/s asked, "
+                 f"{run['written_per_second']:,.0f} written")  # fmt: skip
         lag_axes.plot(seconds, [s["lag_seconds"] for s in samples], label=label)
         backlog_axes.plot(seconds, [s["written"] - s["applied"] for s in samples], label=label)
     lag_axes.set_ylabel("lag (s)")
