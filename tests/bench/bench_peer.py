@@ -73,7 +73,7 @@ from pymysqlreplication.row_event import (  # noqa: E402
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from tests.bench.benchkit import load_average, machine_line  # noqa: E402
+from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess  # noqa: E402
 from tests.helpers.replica_channel import CHANNEL, change_source_at, status  # noqa: E402
 from tests.helpers.server import connect, running_server  # noqa: E402
@@ -524,20 +524,10 @@ def run(
     return figures
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
-        "--transactions", type=_positive, default=None,
+        "--transactions", type=positive_int, default=None,
         help=f"workload transactions (default {DEFAULT_TRANSACTIONS:,}; "
              f"{QUICK_TRANSACTIONS} with --quick)",
     )  # fmt: skip

@@ -66,7 +66,7 @@ for _path in (_REPO / "src", _REPO):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from tests.bench.benchkit import load_average, machine_line  # noqa: E402
+from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, generate  # noqa: E402
 
 from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
@@ -775,45 +775,35 @@ def show_drain(result: DrainResult) -> None:
 
 
 # -- main ------------------------------------------------------------------------------------
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--rows",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_ROWS,
         help=f"rows of part 1 (default {DEFAULT_ROWS:,})",
     )
     parser.add_argument(
         "--batches",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_BATCHES,
         help=f"change-log batches of part 2 (default {DEFAULT_BATCHES})",
     )
     parser.add_argument(
         "--query-rows",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_QUERY_ROWS,
         help=f"rows of part 2's table (default {DEFAULT_QUERY_ROWS:,})",
     )
     parser.add_argument(
         "--repeat",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_REPEAT,
         help=f"runs of each query of part 2 (default {DEFAULT_REPEAT})",
     )
     parser.add_argument(
         "--transactions",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_TRANSACTIONS,
         help=f"workload transactions of part 3 (default {DEFAULT_TRANSACTIONS:,})",
     )

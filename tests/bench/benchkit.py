@@ -59,3 +59,14 @@ def worker_counts(text: str) -> tuple[int, ...]:
     if not counts or min(counts) < 1:
         raise argparse.ArgumentTypeError("worker counts must be at least 1")
     return counts
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a count of at least 1 (``20_000`` and ``20,000`` too)."""
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
