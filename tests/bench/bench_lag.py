@@ -4,6 +4,10 @@ The whole product, each part its own process as in ``make demo``: the built-in b
 (``spark-replica source --generate N --rate TPS``) and the replica server (``spark-replica
 serve``, the Spark engine by default), replicating over a CSA channel configured over SQL.
 
+The source encodes its whole workload before it writes (``--prepare``): each write then
+only stamps the commit time, so the source keeps its rate while it shares the machine with
+the replica.
+
 1. **Capacity.** The source first writes a backlog of ``--transactions`` transactions (the
    sysbench oltp_write_only shape of the other benchmarks), then the replica drains it:
    transactions applied per second from START REPLICA until the last GTID is executed.
@@ -129,7 +133,7 @@ class Pair:
         self.source = self._start(Child("the binlog source", [
             "source", "--data-dir", str(root / "source"), "--port", "0", "--user", REPL_USER,
             "--password", self._repl_password, "--auth", "mysql_native_password",
-            "--generate", str(transactions), "--rate", str(rate),
+            "--generate", str(transactions), "--rate", str(rate), "--prepare",
         ], root / "source.log", env))  # fmt: skip
         self.source_db = pymysql.connect(host="127.0.0.1", port=self.source.port,
                                          user=REPL_USER, password=self._repl_password)  # fmt: skip
@@ -216,11 +220,13 @@ def measure_capacity(root: Path, transactions: int, workers: int, engine: str) -
 
 def measure_lag(root: Path, load: float, capacity: float, args: argparse.Namespace) -> LagRun:
     rate = load * capacity
-    # Enough transactions that the source never runs dry within the duration.
-    transactions = int(rate * (args.duration + 120)) + 1000
+    # Enough transactions that the source never runs dry within the duration (it encodes
+    # them all before it writes the first: --prepare).
+    transactions = int(rate * (args.duration + 30)) + 1000
     run = LagRun(load, rate)
     with pair(root, transactions, rate, args.engine) as p:
         p.start_replication(args.workers)
+        _wait(lambda: p.written() > 0, 600, "the source's first transaction", p)
         started = time.monotonic()
         next_sample = started
         while (now := time.monotonic()) - started < args.duration:

@@ -156,14 +156,16 @@ def test_a_live_workload_appends_all_its_transactions_at_its_rate(
     live.stop()  # idempotent
 
 
+@pytest.mark.parametrize("prepare", [False, True], ids=["encoded-live", "prepared"])
 def test_a_live_workload_stamps_each_commit_with_the_time_it_is_appended(
-    make_binlog: MakeBinlog,
+    make_binlog: MakeBinlog, prepare: bool
 ) -> None:
     """Like a real source's commits, the GTID events carry the wall-clock time of the append
-    (to the µs), so a replica's lag can be read from them (WL7374 timestamps)."""
+    (to the µs), so a replica's lag can be read from them (WL7374 timestamps); a workload
+    encoded beforehand (``prepare``) is restamped as it is appended."""
     binlog = make_binlog(7)
     before = time.time_ns() // 1000
-    live = LiveWorkload(binlog, _rest(7), server_uuid=UUID).start()
+    live = LiveWorkload(binlog, _rest(7), server_uuid=UUID, prepare=prepare).start()
     assert live.finished.wait(20)
     live.stop()
     after = time.time_ns() // 1000

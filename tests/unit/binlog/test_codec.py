@@ -18,7 +18,7 @@ from spark_replica.applier_core.binlog.codec import (
     encode_event,
     encode_event_at,
 )
-from spark_replica.applier_core.binlog.codec_gtid import read_varlen, write_varlen
+from spark_replica.applier_core.binlog.codec_gtid import read_varlen, restamped_gtid, write_varlen
 from spark_replica.applier_core.binlog.codec_payload import (
     MAX_UNCOMPRESSED_PAYLOAD,
     decompress_payload,
@@ -485,6 +485,41 @@ def test_gtid_shapes_round_trip(fields: dict[str, object], checksum: bool) -> No
         values["immediate_server_version"] = values["original_server_version"] = 0
     event = Gtid(make_header(33), 0, _UUID, 7, **values)  # type: ignore[arg-type]
     round_trip(event, checksum, 1234)
+
+
+def test_a_restamped_gtid_event_carries_the_new_commit_time_and_a_valid_checksum() -> None:
+    """A transaction encoded beforehand, committed later: both commit timestamps, the header's
+    second and the CRC32 change, nothing else does."""
+    values: dict[str, Any] = {
+        "last_committed": 41, "sequence_number": 42,
+        "immediate_commit_timestamp": 1_700_000_000_123_456,
+        "original_commit_timestamp": 1_700_000_000_123_456, "transaction_length": 777,
+        "immediate_server_version": 80400, "original_server_version": 80400,
+    }  # fmt: skip
+    event = Gtid(make_header(33, timestamp=1_700_000_000), 0, _UUID, 7, **values)
+    data = encode_event(event, checksum=True, log_pos=1234)
+    stamped = restamped_gtid(data, 1_800_000_000_654_321)
+    decoded = decode_event(stamped, None, checksum=True)  # checks the CRC32
+    assert isinstance(decoded, Gtid)
+    assert decoded.original_commit_timestamp == decoded.immediate_commit_timestamp
+    assert decoded.original_commit_timestamp == 1_800_000_000_654_321
+    assert decoded.header.timestamp == 1_800_000_000
+    fields = ("uuid", "gno", "last_committed", "sequence_number", "transaction_length",
+              "immediate_server_version", "original_server_version")  # fmt: skip
+    assert [getattr(decoded, f) for f in fields] == [getattr(event, f) for f in fields]
+    assert len(stamped) == len(data) and stamped[4:-4] != data[4:-4]
+
+
+def test_only_a_gtid_event_with_one_commit_timestamp_is_restamped() -> None:
+    differing = Gtid(make_header(33), 0, _UUID, 7, last_committed=1, sequence_number=2,
+                     immediate_commit_timestamp=5, original_commit_timestamp=4)  # fmt: skip
+    for data in (
+        encode_event(differing, checksum=True, log_pos=0),
+        encode_event(Xid(make_header(16), 9), checksum=True, log_pos=0),
+        b"",
+    ):
+        with pytest.raises(BinlogError, match="not a GTID event with one commit timestamp"):
+            restamped_gtid(data, 1)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import struct
+import zlib
 
 from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -29,6 +30,9 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _LOGICAL_TIMESTAMP_TYPECODE = 2
 _TS_FLAG = 1 << 55
+#: Where an untagged GTID event's immediate commit timestamp starts.
+_COMMIT_TIMESTAMP_AT = HEADER_LEN + _HEAD_CLOCK.size
+_CHECKSUM = struct.Struct("<I")
 _TS_FLAG_BYTE = 0x80  # _TS_FLAG within the 7th byte
 _TAGGED = int(EventType.GTID_TAGGED)
 _PACKED_SIZES = {0xFC: 2, 0xFD: 3, 0xFE: 8}
@@ -209,6 +213,31 @@ def _packed(data: bytes, pos: int, end: int) -> tuple[int, int]:
     if pos + 1 + size > end:
         raise _too_short(end)
     return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size
+
+
+def restamped_gtid(data: bytes, commit_time_us: int) -> bytes:
+    """``data``, a whole untagged GTID event with commit timestamps (equal immediate and
+    original ones) and a CRC32, with both timestamps set to ``commit_time_us``, its header's
+    timestamp to that second, and its CRC32 computed again: what a source's commit does to a
+    transaction encoded beforehand.
+
+    Raises:
+        BinlogError: ``data`` is not such an event.
+    """
+    end = _COMMIT_TIMESTAMP_AT + 7
+    if (
+        len(data) < end + _CHECKSUM.size
+        or data[4] != EventType.GTID
+        or data[end - 1] & _TS_FLAG_BYTE
+        or not 0 <= commit_time_us < _TS_FLAG
+    ):
+        raise BinlogError("not a GTID event with one commit timestamp and a checksum")
+    stamped = bytearray(data)
+    stamped[0:4] = (commit_time_us // 1_000_000).to_bytes(4, "little")
+    stamped[_COMMIT_TIMESTAMP_AT:end] = commit_time_us.to_bytes(7, "little")
+    body = len(stamped) - _CHECKSUM.size
+    _CHECKSUM.pack_into(stamped, body, zlib.crc32(memoryview(stamped)[:body]))
+    return bytes(stamped)
 
 
 def encode_gtid(event: Gtid) -> bytes:
