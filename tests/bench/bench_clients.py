@@ -46,10 +46,14 @@ for _path in (_REPO / "src", _REPO):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line  # noqa: E402
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess  # noqa: E402
-from tests.helpers.client_load import LoadReport, monitoring_mix, run_load  # noqa: E402
+from tests.helpers.client_load import (  # noqa: E402
+    LoadReport,
+    monitoring_mix,
+    run_load,
+    wait_until_queryable,
+)
 from tests.helpers.process import server_process  # noqa: E402
 from tests.helpers.replica_channel import CHANNEL, change_source_at, executed  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
@@ -85,20 +89,6 @@ class Window:
     @property
     def per_second(self) -> float:
         return (self.last - self.first) / self.seconds if self.seconds else 0.0
-
-
-def wait_for_tables(cursor: Any, tables: Sequence[str]) -> None:
-    deadline = time.monotonic() + WAIT
-    for table in tables:
-        while True:
-            try:
-                cursor.execute(f"SELECT COUNT(*) FROM {table}")
-                cursor.fetchall()
-                break
-            except pymysql.MySQLError as error:
-                if error.args[0] != 1146 or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
 
 
 def loaded_window(
@@ -148,7 +138,7 @@ def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
                     APPLIER_VERSION=2, APPLIER_WORKER_COUNT=args.workers,
                 ))  # fmt: skip
                 cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-                wait_for_tables(cursor, tables)
+                wait_until_queryable(cursor, tables, WAIT)
                 before = idle_window("without clients, before", cursor, args.duration)
                 loaded, report = loaded_window(
                     server.port, cursor, args.clients, args.duration, tables

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pymysql
+
 from tests.helpers.server import connect
 
 USER_TABLE = "user table SELECT"
@@ -180,3 +182,20 @@ def run_load(
     if hung:
         report.errors.append(f"clients still waiting after {timeout:.0f} s: {hung}")
     return report
+
+
+def wait_until_queryable(cursor: Any, tables: Sequence[str], seconds: float) -> None:
+    """Poll until the channel has created ``tables`` and Spark reads them (a SELECT finds
+    them), as a client waiting for the first replicated data would. Raises what the SELECT
+    raised when it is not 1146, or 1146 itself once ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    for table in tables:
+        while True:
+            try:
+                cursor.execute(f"SELECT COUNT(*) FROM {table}")
+                cursor.fetchall()
+                break
+            except pymysql.MySQLError as error:
+                if error.args[0] != 1146 or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)

@@ -11,11 +11,9 @@ The second test is the regression test of the hang this load found."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
-import pymysql
 import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
@@ -25,7 +23,13 @@ from spark_replica.metadata.factory import open_store
 from spark_replica.server.config import SparkConfig
 from spark_replica.server.storage import configured_components
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
-from tests.helpers.client_load import USER_TABLE, Statement, monitoring_mix, run_load
+from tests.helpers.client_load import (
+    USER_TABLE,
+    Statement,
+    monitoring_mix,
+    run_load,
+    wait_until_queryable,
+)
 from tests.helpers.replica_channel import (
     CHANNEL,
     change_source_at,
@@ -57,7 +61,7 @@ def test_clients_query_while_the_replica_applies(spark: Any, tmp_path: Path) -> 
         with running_server(data, configured_components) as server:
             with connect(server.port) as conn, conn.cursor() as cursor:
                 start_csa_channel(cursor, source.port)
-                wait_until_queryable(cursor, TABLES)
+                wait_until_queryable(cursor, TABLES, WAIT)
                 source.live.start()
                 before = executed(cursor).count()
                 report = run_load(
@@ -100,7 +104,7 @@ def test_more_queries_than_worker_threads_all_finish(spark: Any, tmp_path: Path)
             with connect(server.port) as conn, conn.cursor() as cursor:
                 start_csa_channel(cursor, source.port)
                 source.live.start()
-                wait_until_queryable(cursor, TABLES[:1])
+                wait_until_queryable(cursor, TABLES[:1], WAIT)
                 report = run_load(server.port, clients, mix, statements=1, timeout=120.0)
                 assert report.errors == []
                 assert report.statements == clients
@@ -115,19 +119,3 @@ def start_csa_channel(cursor: Any, source_port: int) -> None:
         REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4,
     ))  # fmt: skip
     cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-
-
-def wait_until_queryable(cursor: Any, tables: list[str]) -> None:
-    """Poll until the channel has created ``tables`` and Spark reads them (a SELECT finds
-    them), as a client waiting for the first replicated data would."""
-    deadline = time.monotonic() + WAIT
-    for table in tables:
-        while True:
-            try:
-                cursor.execute(f"SELECT COUNT(*) FROM {table}")
-                cursor.fetchall()
-                break
-            except pymysql.MySQLError as error:
-                assert error.args[0] == 1146, error
-                assert time.monotonic() < deadline, f"{table} never appeared"
-                time.sleep(0.2)
