@@ -462,3 +462,38 @@ def test_sync_next_returns_when_another_thread_stops_the_provider(builder: Relay
     provider.stop()
     reading.join(WAIT)
     assert not reading.is_alive() and result == [None]
+
+
+def test_a_file_a_stopped_run_left_unapplied_survives_a_restart_stopped_inside_it(
+    builder: RelayBuilder,
+) -> None:
+    """WL10500.PURGE.2/3 across restarts (a STOP/START storm found it): run 1 reads past the
+    end of the first file, then stops before its transactions commit; run 2 stops while
+    reading inside that file; the file must still be there for run 3, which applies it."""
+    builder.append(*transaction(1, [1]), *transaction(2, [2]))
+    first_file = builder.files()[0]
+    builder.rotate()
+    builder.append(*transaction(3, [3]))
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        one, two, three = _take_all(provider, 3)  # the reader moved past the first file
+        for trx in (one, two, three):
+            drain(trx)
+            trx.finish(success=False)  # STOP before they commit
+    assert builder.relay.tracker.usage(first_file).failed
+    builder.relay.tracker.reset_failures()  # run 2 starts over from the first file
+    provider = SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor())
+    again = provider.next(WAIT)
+    assert again is not None and again.gtid.gno == 1
+    drain(again)
+    again.finish()  # transaction 1 commits, then STOP inside the first file
+    provider.stop()
+    assert first_file in builder.files()
+    builder.relay.tracker.reset_failures()  # run 3 applies transaction 2 from that file
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        gnos = []
+        for trx in _take_all(provider, 3):
+            gnos.append(trx.gtid.gno)
+            drain(trx)
+            trx.finish()
+    assert gnos == [1, 2, 3]
+    assert builder.files() == [builder.files()[-1]]  # then the applied file is purged

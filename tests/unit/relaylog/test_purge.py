@@ -60,6 +60,9 @@ def test_t75_failed_transaction_keeps_its_file_and_every_later_one(
     assert relay_log.purge() == []
     assert _exists(relay_log, F1, F2) == [True, True]
     relay_log.tracker.reset_failures()  # the applier restarts and applies F1 again
+    assert not relay_log.tracker.usage(F1).applied  # F1 is unread until the new run reads it
+    assert relay_log.purge() == []
+    relay_log.mark_applied(F1)  # the new run read F1 to its end, every transaction ended
     assert relay_log.purge() == [F1, F2]
 
 

@@ -5,7 +5,8 @@ DES.RS.0050-0090 and WL10500.PURGE.1-5. Every reader and every in-flight transac
 applier calls ``mark_applied(file)`` once it has read ``file`` to its end and dispatched every
 transaction in it. A file is *fully applied*, and so a purge candidate, when it is marked
 applied, no subscription holds it, and no subscription on it was released as failed
-(WL10500.PURGE.2: references 0 and successful subscribers = subscribers).
+(WL10500.PURGE.2: references 0 and successful subscribers = subscribers). A failed file counts
+as unread again after ``reset_failures``: the applier's next run marks it once it has read it.
 
 ``purge`` deletes only consecutive candidates from the oldest listed file, stops at the first
 file that is not one, and never deletes the last listed file (the active one) (WL10500.PURGE.3,
@@ -144,10 +145,16 @@ class PurgeTracker:
             return counters.snapshot() if counters else FileUsage()
 
     def reset_failures(self) -> None:
-        """Forget failed subscriptions (the applier starts over from its saved position)."""
+        """Forget failed subscriptions: the applier starts over and applies their files again.
+
+        A file that failed is no longer marked applied either: its transactions are not, and
+        only the new run's reader, once it has read the file to its end again, may mark it
+        (a run stopped before that would otherwise release the file as a purge candidate).
+        """
         with self._lock:
             for counters in self._files.values():
-                counters.failed = False
+                if counters.failed:
+                    counters.failed = counters.applied = False
 
     def reset(self) -> None:
         """Forget everything (every file was removed).
