@@ -64,35 +64,43 @@ def _offsets(path: Path) -> tuple[dict[int, int], dict[int, int]]:
 
 
 def test_t44_positions_stop_at_the_first_transaction_not_committed(tmp_path: Path) -> None:
-    """T44 (WL5569.SSS.1): T1 is held while T2, later, commits on the other worker; the
-    checkpointed positions (Relay_Log_Pos, Exec_Source_Log_Pos) stay where T1 starts and
-    never go back; once T1 commits they move to the end of T2. The worker rows say which
-    worker committed what after the mark."""
+    """T44 (WL5569.SSS.1): T0 and T1 are held while T2, later, commits on the third worker;
+    the checkpointed positions (Relay_Log_Pos, Exec_Source_Log_Pos) stay before T0 and never
+    go back. Once T0 commits, the mark moves to where T1 starts, and that checkpoint (taken
+    after T2's commit, since a checkpoint is written only when the mark moves, as MySQL's
+    ``mta_checkpoint_routine`` does) shows T2 as a gap of its worker; once T1 commits the
+    positions move to the end of T2. The worker rows say which worker committed what."""
     stream = Stream()
     table, rows = stream.table, stream.rows
-    t1 = stream.transaction(1, _update(table, rows[1], 1, 111))
-    t2 = stream.transaction(2, _update(table, rows[2], 1, 222))
-    stream.write(tmp_path, t1, t2)
+    t0 = stream.transaction(1, _update(table, rows[3], 1, 333))
+    t1 = stream.transaction(2, _update(table, rows[1], 1, 111))
+    t2 = stream.transaction(3, _update(table, rows[2], 1, 222))
+    stream.write(tmp_path, t0, t1, t2)
     [relay_file] = sorted((tmp_path / "source").glob("*.0*"))
     starts, ends = _offsets(relay_file)
     engine = RecordingEngine()
-    release = engine.faults.hold_apply[t1.gno] = threading.Event()
-    replica = MtaReplica(tmp_path / "data", workers=2, commit_order=False, engine=engine)
+    release_t0 = engine.faults.hold_apply[t0.gno] = threading.Event()
+    release_t1 = engine.faults.hold_apply[t1.gno] = threading.Event()
+    replica = MtaReplica(tmp_path / "data", workers=3, commit_order=False, engine=engine)
     replica.settings.set_internal("replica_checkpoint_period", 1)
     try:
         replica.start()
         assert replica.wait_for(f"{UUID}:{t2.gno}")
+        before = list(replica.checkpoints)
+        release_t0.set()
+        assert replica.wait_for(f"{UUID}:1-{t0.gno}")
         assert wait_until(lambda: replica.status.snapshot().relay_log_pos == starts[t1.gno])
-        # A checkpoint taken after T2's commit (the one before it may predate it).
-        assert wait_until(lambda: any(w.has_gaps for w in replica.checkpoints[-1].workers))
         held = list(replica.checkpoints)
-        release.set()
+        release_t1.set()
         assert replica.wait_for(f"{UUID}:1-{t2.gno}")
         replica.stop()
         assert replica.exits == []
     finally:
+        release_t0.set()
+        release_t1.set()
         replica.close()
-    assert held and all(c.relay_log_pos <= starts[t1.gno] for c in held)
+    assert before and all(c.relay_log_pos <= starts[t0.gno] for c in before)
+    assert all(c.relay_log_pos <= starts[t1.gno] for c in held)
     checkpoints = replica.checkpoints
     positions = [c.relay_log_pos for c in checkpoints]
     assert positions == sorted(positions)  # never back
@@ -101,10 +109,10 @@ def test_t44_positions_stop_at_the_first_transaction_not_committed(tmp_path: Pat
     assert (last.source_log_file, last.source_log_pos) == (relay_file.name, ends[t2.gno])
     status = replica.status.snapshot()
     assert (status.relay_log_file, status.relay_log_pos) == (relay_file.name, ends[t2.gno])
-    assert [w.id for w in last.workers] == [1, 2]
+    assert [w.id for w in last.workers] == [1, 2, 3]
     assert all(not w.has_gaps and w.checkpoint_relay_log_pos == ends[t2.gno]
                for w in last.workers)  # fmt: skip
-    assert {w.relay_log_pos for w in last.workers} == {ends[t1.gno], ends[t2.gno]}
+    assert {w.relay_log_pos for w in last.workers} == {ends[t.gno] for t in (t0, t1, t2)}
     [gap_view] = [c for c in held if c.relay_log_pos == starts[t1.gno]][-1:]
     assert [w.has_gaps for w in gap_view.workers].count(True) == 1  # T2 done after the mark
     assert WAIT > 0
