@@ -40,6 +40,7 @@ from spark_replica.applier_core.channels.config import (
     SourceConnection,
 )
 from spark_replica.applier_core.channels.store import ChannelChanges, ChannelStore, VariableStore
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_message
 from spark_replica.metadata.models import (
     MASTER_INFO_LINES,
     MYSQL_TABLE_NAMES,
@@ -66,8 +67,22 @@ GtidInterval = tuple[str, str, int, int]
 """One row of the executed GTID set: (source uuid, tag, interval start, interval end)."""
 
 
-class MetadataError(Exception):
-    """Raised when the metadata database fails a read or a write; the call stored nothing."""
+class MetadataError(ReplicaError):
+    """Raised when the metadata database fails a read or a write; the call stored nothing.
+
+    ER_REPLICA_FATAL_ERROR (13117) with the database's own words (``database or disk is
+    full``), never the statement or its parameters (they may hold a password)."""
+
+    @classmethod
+    def of(cls, error: SQLAlchemyError) -> MetadataError:
+        cause = getattr(error, "orig", None) or error
+        detail = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        return cls(
+            ErrorCode.REPLICA_FATAL_ERROR,
+            format_message(
+                ErrorCode.REPLICA_FATAL_ERROR, f"the replication metadata store failed: {detail}"
+            ),
+        )
 
 
 class MetadataStore(ChannelStore, VariableStore, SparkStateRepository):
@@ -94,7 +109,7 @@ class MetadataStore(ChannelStore, VariableStore, SparkStateRepository):
             with self._guard, Session(self._engine) as session, session.begin():
                 yield session
         except SQLAlchemyError as exc:
-            raise MetadataError(f"metadata database error: {exc}") from exc
+            raise MetadataError.of(exc) from exc
 
     # -- schema -------------------------------------------------------------------------------
 

@@ -329,10 +329,16 @@ def test_gtid_rows(store: MetadataStore) -> None:
 def test_failed_call_stores_nothing(store: MetadataStore) -> None:
     store.save_gtid_intervals([(UUID_A, "", 1, 7)])
 
-    with pytest.raises(MetadataError):
+    with pytest.raises(MetadataError) as raised:
         store.save_gtid_intervals([(UUID_B, "", 1, 2), (UUID_B, "", 1, 3)])
 
     assert store.load_gtid_executed() == [(UUID_A, "", 1, 7)]
+    # ER_REPLICA_FATAL_ERROR in the database's words, without the statement or its values.
+    error = raised.value
+    assert (error.code, error.sqlstate) == (13117, "HY000")
+    assert error.message.startswith("Fatal error: the replication metadata store failed: ")
+    assert "\n" not in error.message and "[SQL" not in error.message
+    assert UUID_B not in error.message
 
 
 def test_rows_columns_are_mysqls(store: MetadataStore) -> None:

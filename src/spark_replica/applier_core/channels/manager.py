@@ -283,7 +283,10 @@ class ChannelManager:
                     except Exception:
                         logger.exception("stopping %s of channel %r", thread.value, channel.name)
             self.relay_logs.close_all()
-            self.executed.publish()
+            try:
+                self.executed.publish()
+            except ReplicaError as exc:  # the metadata store failed: nothing else to stop
+                logger.error("the executed GTID set was not stored: %s", exc.message)
 
 
 def _not_installed(what: str) -> ReplicaError:

@@ -376,10 +376,20 @@ class CsaChannel:
             job.finish()
         self.conflicts.stop()
         self.board.stopped()
-        self._publish()
-        self.context.executed.publish()
+        published = self._final_publish()
         failure = self.scheduler.error
-        return None if failure is None else self._job_error(failure)
+        return published if failure is None else self._job_error(failure)
+
+    def _final_publish(self) -> ReplicaError | None:
+        """Publish the statistics and the executed set a last time; the error when the
+        metadata store fails (the channel stops with it; what committed stays committed)."""
+        try:
+            self._publish()
+            self.context.executed.publish()
+        except ReplicaError as exc:
+            logger.error("channel %r: %s", self.name, exc.message)
+            return exc
+        return None
 
     def _abandon_in_flight(self, failure: BaseException) -> None:
         """After a job failed: the transactions in flight end without committing. Waits for

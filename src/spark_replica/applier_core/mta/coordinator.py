@@ -419,6 +419,12 @@ class MtaChannel:
             worker.join()
         if self.conflicts is not None:
             self.engine.locks.remove_wait_hook(self.conflicts.on_wait)
-        self.checkpointer.checkpoint(self._next_ticket, final=True)
+        try:
+            self.checkpointer.checkpoint(self._next_ticket, final=True)
+        except ReplicaError as exc:  # the metadata store failed: the channel stops with it
+            self.failures.record(WorkerFailed(exc.code, exc.message, exc.message))
         self.status.stopped()
-        self.context.executed.publish()
+        try:
+            self.context.executed.publish()
+        except ReplicaError as exc:
+            self.failures.record(WorkerFailed(exc.code, exc.message, exc.message))
