@@ -277,6 +277,28 @@ def test_password_longer_than_32_characters_is_3056() -> None:
     )
 
 
+def test_host_of_255_bytes_is_accepted() -> None:
+    host = "h" * 253 + "é"  # 255 bytes in UTF-8
+    assert change(f"SOURCE_HOST='{host}'").options == {"SOURCE_HOST": host}
+
+
+def test_host_longer_than_255_bytes_is_1470_quoting_70_bytes() -> None:
+    error = error_of(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{'h' * 300}'")
+    assert (error.code, error.sqlstate) == (1470, "HY000")
+    assert error.message == (
+        f"String '{'h' * 70}' is too long for host name (should be no longer than 255)"
+    )
+    multibyte = error_of(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='x{'é' * 128}'")
+    assert multibyte.code == 1470  # 257 bytes; the quote stops before a character cut in two
+    assert multibyte.message.startswith(f"String 'x{'é' * 34}' is too long for host name")
+
+
+def test_host_with_an_at_sign_is_malformed() -> None:
+    error = error_of("CHANGE REPLICATION SOURCE TO SOURCE_HOST='repl@db1'")
+    assert (error.code, error.sqlstate) == (1105, "HY000")
+    assert error.message == "Malformed hostname (illegal symbol: '@')"
+
+
 def test_for_channel_is_lower_cased() -> None:
     assert change("SOURCE_HOST='h'", channel="Shop_EU").channel == "shop_eu"
     statement = parse("CHANGE REPLICATION SOURCE TO SOURCE_HOST='h' FOR CHANNEL \"C2\"")

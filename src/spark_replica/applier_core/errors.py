@@ -47,6 +47,7 @@ class ErrorCode(enum.IntEnum):
     CONNECTION_METADATA = 1201
     LOCK_WAIT_TIMEOUT = 1205
     WRONG_ARGUMENTS = 1210
+    WRONG_STRING_LENGTH = 1470
     ERROR_WHEN_EXECUTING_COMMAND = 1220
     LOCK_DEADLOCK = 1213
     WRONG_USAGE = 1221
@@ -367,6 +368,10 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.DONT_SUPPORT_REPLICA_PRESERVE_COMMIT_ORDER: (
         "HY000",
         "replica_preserve_commit_order is not supported %s.",
+    ),
+    ErrorCode.WRONG_STRING_LENGTH: (
+        "HY000",
+        "String '%s' is too long for %s (should be no longer than %d)",
     ),
     ErrorCode.CHANGE_SOURCE_PASSWORD_LENGTH: (
         "HY000",

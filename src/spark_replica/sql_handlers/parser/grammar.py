@@ -43,6 +43,10 @@ from spark_replica.sql_handlers.parser.tokens import (
 )
 
 MAX_PASSWORD_LENGTH = 32
+#: The longest SOURCE_HOST in bytes (MySQL's HOSTNAME_LENGTH), and how much of a value too
+#: long the error quotes.
+MAX_HOST_BYTES = 255
+QUOTED_BYTES = 70
 #: Integer option values above this are refused (1210): metadata columns are 64-bit signed.
 MAX_OPTION_INTEGER = (1 << 63) - 1
 
@@ -195,6 +199,8 @@ class _Parser(TokenCursor):
             value = self.expect_string()
             if name == "SOURCE_PASSWORD" and len(value) > MAX_PASSWORD_LENGTH:
                 raise ReplicaError.from_code(ErrorCode.CHANGE_SOURCE_PASSWORD_LENGTH)
+            if name == "SOURCE_HOST":
+                check_host_name(value)
             return value
         if name in NULLABLE_STRING_OPTIONS:
             return None if self.accept_word("NULL") else self.expect_string()
@@ -478,3 +484,18 @@ def parse(sql: str) -> Statement | None:
         if third != (("EVENTS",) if words[1] == "RELAYLOG" else ("STATUS",)):
             return None
     return route(_Parser(sql))
+
+
+def check_host_name(host: str) -> None:
+    """SOURCE_HOST as MySQL's parser checks a host name: at most ``MAX_HOST_BYTES`` bytes
+    (1470, quoting its first ``QUOTED_BYTES`` bytes), and no ``@``."""
+    encoded = host.encode("utf-8", "surrogateescape")
+    if len(encoded) > MAX_HOST_BYTES:
+        quoted = encoded[:QUOTED_BYTES].decode("utf-8", "ignore")
+        raise ReplicaError.from_code(
+            ErrorCode.WRONG_STRING_LENGTH, quoted, "host name", MAX_HOST_BYTES
+        )
+    if "@" in host:
+        raise ReplicaError.from_code(
+            ErrorCode.UNKNOWN_ERROR, "Malformed hostname (illegal symbol: '@')"
+        )
