@@ -14,7 +14,12 @@ from sqlglot import expressions as exp
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.sql_handlers.tables.columns import TableDef, ValueKind, col
 from spark_replica.sql_handlers.virtual_fast import compile_select
-from spark_replica.sql_handlers.virtual_query import ResultField, run, run_on_executor
+from spark_replica.sql_handlers.virtual_query import (
+    ResultField,
+    run,
+    run_on_executor,
+    static_select,
+)
 
 Row = tuple[object, ...]
 
@@ -561,3 +566,44 @@ def simple_selects(draw: st.DrawFn) -> str:
 @given(sql=simple_selects(), rows=st.lists(ROW, max_size=8))
 def test_random_simple_queries_match_the_executor(sql: str, rows: list[Row]) -> None:
     both(sql, rows=rows)
+
+
+@pytest.mark.parametrize(
+    ("sql", "rows"),
+    [
+        ("SELECT 1 WHERE 1 = 1", [(1,)]),
+        ("SELECT 1 WHERE 1 = 0", []),
+        ("SELECT 1 FROM DUAL", [(1,)]),
+        ("SELECT 1 FROM dual WHERE 2 > 1", [(1,)]),
+        ("SELECT 1 AS a HAVING a > 0 ORDER BY a LIMIT 1", [(1,)]),
+    ],
+)
+def test_a_select_of_no_table_takes_any_clause(sql: str, rows: list[Row]) -> None:
+    answer = static_select(sqlglot.parse_one(sql, read="mysql"))
+    assert answer is not None and answer[0] == rows
+
+
+@pytest.mark.parametrize(
+    ("sql", "clause"),
+    [("SELECT 1 WHERE nosuch = 1", "where clause"), ("SELECT 1 ORDER BY nosuch", "order clause")],
+)
+def test_a_select_of_no_table_refuses_unknown_columns_with_1054(sql: str, clause: str) -> None:
+    with pytest.raises(ReplicaError) as raised:
+        static_select(sqlglot.parse_one(sql, read="mysql"))
+    assert (raised.value.code, raised.value.message) == (
+        ErrorCode.BAD_FIELD_ERROR,
+        f"Unknown column 'nosuch' in '{clause}'",
+    )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1 FROM t",
+        "SELECT 1 FROM `dual`",
+        "SELECT 1 FROM mysql.dual",
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM t)",
+    ],  # fmt: skip
+)
+def test_a_select_that_names_a_table_is_not_static(sql: str) -> None:
+    assert static_select(sqlglot.parse_one(sql, read="mysql")) is None

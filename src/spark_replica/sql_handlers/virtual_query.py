@@ -146,18 +146,41 @@ def run(
 
 
 def static_select(expression: exp.Expression) -> tuple[list[tuple[object, ...]], list[str]] | None:
-    """Answer a SELECT that reads no table and has no clause but LIMIT (``SELECT 1``,
-    ``SELECT @@version``) on sqlglot's executor, as mysql-mimic does, with the executor's
-    failures worded as MySQL errors (1054 for an unknown column); ``None`` for other queries.
+    """Answer a SELECT that reads no table (``SELECT 1``, ``SELECT @@version``,
+    ``SELECT 1 FROM DUAL WHERE 1 = 0``, with any clause) on sqlglot's executor, as mysql-mimic
+    does, with the executor's failures worded as MySQL errors (1054 for an unknown column, in
+    the clause that names it); ``None`` for other queries.
     """
-    static = set(exp.Select.arg_types) - {"expressions", "limit", "hint"}
-    if not isinstance(expression, exp.Select) or any(expression.args.get(a) for a in static):
+    if not isinstance(expression, exp.Select):
         return None
+    tables = list(expression.find_all(exp.Table))
+    if not all(_is_dual(table) for table in tables):
+        return None
+    query = expression
+    if tables:  # FROM DUAL: MySQL's name for "no table"
+        query = expression.copy()
+        query.set("from_", None)
+        if query.find(exp.Table):
+            return None
     try:
-        result = execute(expression)
+        result = execute(query)
     except (ExecuteError, OptimizeError) as e:
         raise executor_error(e, expression) from e
     return [tuple(row) for row in result.rows], list(result.columns)
+
+
+def _is_dual(table: exp.Table) -> bool:
+    """``FROM DUAL``: the unquoted, unqualified keyword directly in a SELECT's FROM."""
+    name = table.this
+    return (
+        isinstance(name, exp.Identifier)
+        and not name.quoted
+        and name.name.upper() == "DUAL"
+        and not table.args.get("db")
+        and isinstance(table.parent, exp.From)
+        and table.parent.parent is not None
+        and table.parent.arg_key == "from_"
+    )
 
 
 def run_on_executor(
