@@ -32,19 +32,22 @@ CHANNEL = (
 SPEC = WorkloadSpec(tables=2, rows_per_table=40, transactions=200, seed=5)
 WAIT = 120.0
 JDBC_JAR = Path("/usr/share/java/mariadb-java-client.jar")
+#: The threads the module's server keeps as long as it runs.
+SERVER = ("asyncio_", "spark-query")
 
 
 @pytest.fixture(autouse=True)
 def no_thread_leaks() -> Iterator[None]:
-    """The module's server runs its Spark work in its event loop's worker threads
-    (``asyncio_N``); they live as long as the server and are joined when it stops (checked in
-    ``replicated``). Any other thread a test leaves behind fails it."""
+    """The module's server runs its Spark work in its query threads (``spark-query_N``) and
+    its statements in its event loop's worker threads (``asyncio_N``); they live as long as
+    the server and are joined when it stops (checked in ``replicated``). Any other thread a
+    test leaves behind fails it."""
     before = set(threading.enumerate())
     yield
     leaked = [
         t.name
         for t in threading.enumerate()
-        if t not in before and t.is_alive() and not t.daemon and not t.name.startswith("asyncio_")
+        if t not in before and t.is_alive() and not t.daemon and not t.name.startswith(SERVER)
     ]
     assert not leaked, f"threads left running: {leaked}"
 
@@ -73,7 +76,7 @@ def replicated(
         engine = server.server.components.engine  # type: ignore[attr-defined]
         engine.flush()
         yield server.port, content
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("asyncio_")]
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(SERVER)]
 
 
 def test_select_returns_the_replicated_rows(replicated: Any) -> None:

@@ -29,6 +29,7 @@ from spark_replica.server.auth import ReplicaIdentityProvider, client_host, prov
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
 from spark_replica.server.storage import close_engine, query_engine
+from spark_replica.server.user_queries import QueryTurns
 from spark_replica.server.wire import ReplicaConnection, install_sqlstates
 from spark_replica.sql_handlers import ReplicaContext, ReplicationService
 
@@ -61,6 +62,7 @@ class ReplicaServer:
         self.components = Components()
         self._announce = announce
         self._server: MysqlServer | None = None
+        self._query_turns: QueryTurns | None = None
         self._closed = False
         self.store: MetadataStore | None = None
         self.context: ReplicaContext | None = None
@@ -118,7 +120,7 @@ class ReplicaServer:
         mysql_mimic.server.Connection = _Connection
         tls.install()
         assert self.store is not None
-        query_turns = asyncio.Semaphore(self.config.spark.max_queries)
+        query_turns = self._query_turns = QueryTurns(self.config.spark.max_queries)
         self._server = MysqlServer(
             session_factory=lambda: ReplicaSession(context, query_turns),
             # Connection ids stay below 2**31: Connector/J reads them as a signed int.
@@ -149,6 +151,8 @@ class ReplicaServer:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self._query_turns is not None:
+            await asyncio.to_thread(self._query_turns.close)
         await asyncio.to_thread(close_engine, self.components.engine)
         if self.store is not None:
             self.store.close()

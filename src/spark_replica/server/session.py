@@ -32,7 +32,7 @@ from spark_replica.applier_core.errors import (
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
-from spark_replica.server.user_queries import run_user_query
+from spark_replica.server.user_queries import QueryTurns, run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables, character_set
 from spark_replica.server.wire import to_mysql_error
 from spark_replica.sql_handlers import (
@@ -99,7 +99,7 @@ class ClientInfo:
 
 
 class ReplicaSession(Session):
-    def __init__(self, context: ReplicaContext, query_turns: asyncio.Semaphore) -> None:
+    def __init__(self, context: ReplicaContext, query_turns: QueryTurns) -> None:
         self.context = context
         #: The server's turns for SELECTs over the replicated tables (``spark.max_queries``).
         self.query_turns = query_turns
