@@ -1,7 +1,7 @@
 """A source that sends damaged data (issue 7, "Bad input"): the relay log never holds a
 broken event, the IO thread reconnects after what the network may have damaged (a checksum
 that does not match: 1743; a packet that is no event: 2027) and stops with a clear error for
-an event that is not whole (1595), and the applier is not disturbed."""
+an event that is not whole (13122), and the applier is not disturbed."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_damage_the_network_may_cause_is_fetched_again(
 def test_an_event_that_is_not_whole_stops_the_io_thread_only(
     tmp_path: Path, data_dir: Path, port: int, engine: InMemoryEngine
 ) -> None:
-    """An event whose length field disagrees with what came: 1595, the IO thread stops, the
+    """An event whose length field disagrees with what came: 13122, the IO thread stops, the
     SQL thread goes on with everything received before it; nothing broken is in the relay
     log."""
     with (
@@ -96,7 +96,7 @@ def test_an_event_that_is_not_whole_stops_the_io_thread_only(
         status = poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
         assert proxy.damaged.is_set()
         assert (status["Last_IO_Errno"], status["Last_IO_Error"]) == (
-            1595, "Relay log write failure: could not queue event from source"
+            13122, "Relay log write failure: could not queue event from source"
         )  # fmt: skip
         received = status["Retrieved_Gtid_Set"]
         status = poll(cursor, lambda s: s["Executed_Gtid_Set"] == received)  # applier goes on

@@ -16,9 +16,11 @@ import struct
 import zlib
 
 from spark_replica.applier_core.binlog.constants import CHECKSUM_LEN, HEADER_LEN, EventType
+from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.receiver.protocol import SourceError
 
-ER_REPLICA_RELAY_LOG_WRITE_FAILURE = 1595
+#: MySQL 8's code (13122) for an event the receiver cannot queue; 5.7 used 1595.
+ER_REPLICA_RELAY_LOG_WRITE_FAILURE = int(ErrorCode.REPLICA_RELAY_LOG_WRITE_FAILURE)
 ER_NETWORK_READ_EVENT_CHECKSUM_FAILURE = 1743
 _U32 = struct.Struct("<I")
 _LENGTH_OFFSET = 9
@@ -35,7 +37,7 @@ class EventCheck:
         self.checksum: bool | None = None
 
     def check(self, raw: bytes) -> None:
-        """Raises ``SourceError``: 1595 for an event that is not whole, 1743 for a checksum
+        """Raises ``SourceError``: 13122 for an event that is not whole, 1743 for a checksum
         that does not match."""
         if len(raw) < HEADER_LEN or _U32.unpack_from(raw, _LENGTH_OFFSET)[0] != len(raw):
             raise SourceError(

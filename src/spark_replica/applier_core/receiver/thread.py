@@ -395,7 +395,7 @@ def _retryable(exc: SourceError) -> bool:
     """Errors after which MySQL's receiver tries again: the connection's, and the source
     refusing the login (it may be fixed meanwhile). A source's answer to the dump itself (1236:
     it no longer has what we need), a source without GTIDs (1593), an event that is not
-    whole (1595) and an unsupported source are final. A checksum that does not match (1743)
+    whole (13122) and an unsupported source are final. A checksum that does not match (1743)
     and a malformed packet (2027) are tried again: the network may have damaged them."""
     return exc.code not in (
         ER_SOURCE_FATAL_ERROR_READING_BINLOG, ER_REPLICA_FATAL_ERROR, ErrorCode.NOT_SUPPORTED_YET,
