@@ -197,5 +197,7 @@ def query_virtual_tables(
             return PERFORMANCE_SCHEMA_ROWS[table.name](context.manager, context.settings)
         return mysql_table_rows(context.metadata, table)
 
-    with context.manager.lock:
-        return run(expression, tables, source, database)
+    # Run in the event loop: no statement lock (START/STOP REPLICA hold it while they join
+    # threads, and waiting for it here would stall every client); the channel list is
+    # copied at once and each channel's status is read under its own lock.
+    return run(expression, tables, source, database)
