@@ -371,7 +371,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.WRONG_STRING_LENGTH: (
         "HY000",
-        "String '%s' is too long for %s (should be no longer than %d)",
+        "String '%-.70s' is too long for %s (should be no longer than %d)",
     ),
     ErrorCode.CHANGE_SOURCE_PASSWORD_LENGTH: (
         "HY000",
