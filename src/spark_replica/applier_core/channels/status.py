@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 _thread_ids = itertools.count(1)
@@ -108,9 +109,20 @@ class StatusBoard:
         # _lock guards _status and every WorkerStatus in it.
         self._lock = threading.Lock()
         self._status = ChannelStatus()
+        self._worker_source: Callable[[], None] | None = None
+
+    def set_worker_source(self, refresh: Callable[[], None] | None) -> None:
+        """``refresh`` brings the worker rows up to date (through ``update_worker``) before
+        each ``snapshot``: an applier whose workers only note what they do, without taking
+        this lock per transaction, fills the rows when somebody reads them. None detaches it.
+        """
+        self._worker_source = refresh
 
     def snapshot(self) -> ChannelStatus:
         """A deep copy that a reader may keep."""
+        refresh = self._worker_source
+        if refresh is not None:
+            refresh()
         with self._lock:
             copy = replace(self._status, metrics=dict(self._status.metrics))
             copy.workers = [replace(w, metrics=dict(w.metrics)) for w in self._status.workers]
