@@ -132,25 +132,29 @@ def scan_tail(fd: int, file: str) -> TailScan:
         return TailScan(len(MAGIC), None, None)
     check_magic(pread_exact(fd, len(MAGIC), 0), file=file)
     offset = len(MAGIC)
-    last: int | None = None
+    last_offset = -1  # where the last whole event starts
     cause = ""
+    unpack = U32.unpack_from
     window, window_start = b"", offset  # file bytes read ahead, from ``window_start``
+    window_end = offset
+    # The loop runs once per event of the file: kept to the fewest operations.
     while offset < size:
-        at = offset - window_start
-        if at + HEADER_LEN > len(window):
-            window, window_start, at = pread_exact(fd, _SCAN_WINDOW, offset), offset, 0
-        if len(window) - at < HEADER_LEN:
-            cause = f"partial event header ({len(window) - at} bytes)"
-            break
-        length = event_length(window, at)
+        if offset + HEADER_LEN > window_end:
+            window, window_start = pread_exact(fd, _SCAN_WINDOW, offset), offset
+            window_end = offset + len(window)
+            if window_end - offset < HEADER_LEN:
+                cause = f"partial event header ({window_end - offset} bytes)"
+                break
+        length = unpack(window, offset - window_start + LENGTH_OFFSET)[0]
         if length < HEADER_LEN:
             cause = f"corrupt event length {length}"
             break
         if offset + length > size:
             cause = f"partial event: length {length}, {size - offset} bytes written"
             break
-        last = window[at + TYPE_OFFSET]
+        last_offset = offset
         offset += length
+    last = None if last_offset < 0 else pread_exact(fd, 1, last_offset + TYPE_OFFSET)[0]
     if offset == size:
         return TailScan(offset, last, None)
     os.ftruncate(fd, offset)
