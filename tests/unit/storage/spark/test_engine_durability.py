@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import EngineError, RowChange, TableRef, TransactionRef
-from spark_replica.applier_core.storage.spark.engine import SparkEngine
+from spark_replica.applier_core.storage.spark.engine import SparkEngine, slices
 from spark_replica.applier_core.storage.spark.layout import batch_dir, generation_dir
 from spark_replica.applier_core.storage.spark.state import DurableState
 from spark_replica.metadata.factory import open_store
@@ -149,6 +150,61 @@ def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
         assert sorted(again.rows(T)) == [(i, f"v{i}") for i in range(2000)]  # type: ignore[arg-type]
     finally:
         again.close()
+
+
+def test_a_batch_larger_than_a_slice_goes_over_in_slices_and_a_failed_slice_is_redone(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over ``SLICE_BYTES`` is handed to Spark a slice at a time, each by its own
+    write into the batch's directory (the driver JVM never holds the whole batch). A write
+    that fails after some slices landed is retried from the first slice, which replaces what
+    they left: the batch is recorded once, with every row once."""
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.SLICE_BYTES", 8192)
+    engine = start(spark, place)
+    writes: list[bool] = []
+    original = engine._write_frame
+
+    def write_frame(frame: Any, files: int, path: str, *, append: bool = False) -> None:
+        writes.append(append)
+        if len(writes) == 3 and "/batch=" in path:  # the third slice of the first attempt
+            raise OSError("disk went away")
+        original(frame, files, path, append=append)
+
+    monkeypatch.setattr(engine, "_write_frame", write_frame)
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        engine.flush()
+        writes.clear()
+        writer.rows(T, [RowChange.insert((i, f"v{i:05d}")) for i in range(3000)])
+        with pytest.raises(RuntimeError, match="flush failed: disk went away"):
+            engine.flush()
+        engine.flush()  # the flusher tried again
+        attempts = [n for n, append in enumerate(writes) if not append]
+        assert len(attempts) == 2 and attempts[1] == 3  # failed at the third, then whole
+        assert len(writes) - 3 >= 4  # several slices in the attempt that landed
+        assert engine.flush_error is None
+        stored = engine.durable_state().tables[T]
+    finally:
+        engine.close()
+    files = list(Path(batch_dir(place[0], stored, stored.batches[-1])).glob("*.parquet"))
+    assert len(files) == len(writes) - 3
+    again = start(spark, place)
+    try:
+        assert sorted(again.rows(T)) == [(i, f"v{i:05d}") for i in range(3000)]  # type: ignore[arg-type]
+    finally:
+        again.close()
+
+
+def test_slices_cut_a_table_by_rows_into_views_of_about_the_size() -> None:
+    data = pa.table({"id": list(range(1000)), "v": [f"{i:08d}" for i in range(1000)]})
+    parts = slices(data, data.nbytes // 4)
+    assert len(parts) in (4, 5) and all(p.nbytes <= data.nbytes // 4 + 64 for p in parts)
+    assert pa.concat_tables(parts).equals(data)
+    assert slices(data, data.nbytes) == [data]
+    empty = data.slice(0, 0)
+    assert slices(empty, 1) == [empty]
 
 
 def test_durability_is_reported_only_after_the_commit_point(spark: Any, place: Any) -> None:

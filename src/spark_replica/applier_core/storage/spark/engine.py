@@ -78,6 +78,11 @@ DEFAULT_COMPACT_AFTER = 16
 RETRY_DELAY = 1.0
 #: Arrow bytes per parquet file of a batch or base: most batches are one file.
 FILE_BYTES = 128 << 20
+#: Arrow bytes handed to Spark at once. A larger batch (one large transaction) goes over in
+#: slices of about this size, each written by its own job into the batch's directory, so the
+#: driver JVM holds one slice (and the task made of it), never the whole batch: a 1 GiB
+#: transaction is flushed by a driver with the default heap.
+SLICE_BYTES = 32 << 20
 
 
 class SparkEngine(InMemoryEngine):
@@ -156,10 +161,13 @@ class SparkEngine(InMemoryEngine):
         maintenance after that flush (compaction, deleting unused files) is done.
 
         Raises:
-            RuntimeError: the engine is closed, or the flush failed (``flush_error``).
+            RuntimeError: the engine is closed, or a flush attempt made while this call
+                waited failed (``flush_error``; the flusher tries again, and so may the
+                caller).
         """
         with self._cond:
             target = self._commits
+            self._forced_failed = False  # an earlier attempt's failure is not this call's
             self._forced += 1
             self._cond.notify_all()
             try:
@@ -337,9 +345,7 @@ class SparkEngine(InMemoryEngine):
             stored = result.get(ref)
             if stored is None or (data := log_table(pending)) is None:
                 continue
-            frame, files = self._frame(data)
-            del data  # Spark holds its own copy now: a large batch is not kept twice
-            self._write_frame(frame, files, batch_dir(self.root, stored, batch))
+            self._write_parquet(data, batch_dir(self.root, stored, batch))
             result[ref] = stored.with_batch(batch)
         return result
 
@@ -363,8 +369,11 @@ class SparkEngine(InMemoryEngine):
         return True
 
     def _write_parquet(self, data: pa.Table, path: str) -> None:
-        frame, files = self._frame(data)
-        self._write_frame(frame, files, path)
+        """Write ``data`` as the parquet files of ``path`` (replacing what a failed attempt
+        left there), in slices of ``SLICE_BYTES``."""
+        for number, part in enumerate(slices(data, SLICE_BYTES)):
+            frame, files = self._frame(part)
+            self._write_frame(frame, files, path, append=number > 0)
 
     def _frame(self, data: pa.Table) -> tuple[Any, int]:
         """A Spark DataFrame of ``data``, and how many files to write it as: one per
@@ -376,8 +385,8 @@ class SparkEngine(InMemoryEngine):
         frame = self.spark.createDataFrame(data, schema=schema)
         return frame, max(1, -(-data.nbytes // FILE_BYTES))
 
-    def _write_frame(self, frame: Any, files: int, path: str) -> None:
-        frame.coalesce(files).write.mode("overwrite").parquet(path)
+    def _write_frame(self, frame: Any, files: int, path: str, *, append: bool = False) -> None:
+        frame.coalesce(files).write.mode("append" if append else "overwrite").parquet(path)
         # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
         pa.default_memory_pool().release_unused()
 
@@ -448,6 +457,16 @@ class SparkEngine(InMemoryEngine):
             except Exception:
                 logger.warning("could not delete %s; recovery removes it", path, exc_info=True)
         self._deferred_deletes = kept
+
+
+def slices(data: pa.Table, size: int) -> list[pa.Table]:
+    """``data`` cut by rows into tables of about ``size`` bytes each (views, not copies);
+    at least one, even when ``data`` has no rows."""
+    rows = data.num_rows
+    if data.nbytes <= size or rows <= 1:
+        return [data]
+    per_slice = max(1, rows * size // data.nbytes)
+    return [data.slice(start, per_slice) for start in range(0, rows, per_slice)]
 
 
 def _add_gtid(gtids: GtidSet, text: str) -> None:
