@@ -62,12 +62,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 _REPO = Path(__file__).resolve().parents[2]
 for _path in (_REPO / "src", _REPO):
@@ -96,10 +98,12 @@ from spark_replica.applier_core.channels.relay_logs import RelayLogs  # noqa: E4
 from spark_replica.applier_core.channels.status import ErrorInfo, StatusBoard  # noqa: E402
 from spark_replica.applier_core.csa.applier import CsaApplier  # noqa: E402
 from spark_replica.applier_core.csa.service import CsaChannel  # noqa: E402
+from spark_replica.applier_core.csa.workers import WorkerBoard  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
 from spark_replica.applier_core.mta import MtaApplier  # noqa: E402
 from spark_replica.applier_core.progress import ExecutedGtids  # noqa: E402
 from spark_replica.applier_core.scheduler.adapters import LwmDependencyAdapter  # noqa: E402
+from spark_replica.applier_core.scheduler.thread_pool import ThreadPool  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
 from spark_replica.applier_core.storage import InMemoryEngine  # noqa: E402
 
@@ -125,6 +129,8 @@ SKEWED_LARGE_SHARE = 0.02
 SKEWED_LARGE_SIZE = 100
 WORKLOADS = ("uniform", "skewed")
 APPLIERS = ("serial", "mta", "mta-database", "csa")
+#: The ``Run.applier`` of the CSA run whose tasks the service thread runs itself.
+IN_ONE_THREAD = "csa-in-one-thread"
 #: The parallel appliers and their ``replica_parallel_type`` (None: the CSA has none).
 PARALLEL_TYPES: dict[str, str | None] = {
     "mta": "LOGICAL_CLOCK",
@@ -346,6 +352,8 @@ class Run:
     def label(self) -> str:
         if self.commit_order is None:
             return "serial"
+        if self.applier == IN_ONE_THREAD:
+            return "csa workers 1 commit order off, in one thread"
         parallel_type = PARALLEL_TYPES.get(self.applier)
         kind = "csa" if parallel_type is None else f"mta {parallel_type.lower()}"
         order = "on" if self.commit_order else "off"
@@ -480,6 +488,38 @@ def run_csa(
                workload)  # fmt: skip
 
 
+@contextmanager
+def tasks_in_the_service_thread() -> Iterator[None]:
+    """While active, a task the CSA's service thread hands to its pool runs at once in that
+    thread, as worker 1: one thread does everything, with no hand-over between threads.
+    Only for one worker with commit order off (no task then waits for another)."""
+    submit, current = ThreadPool.submit, WorkerBoard.current
+
+    def run_here(pool: ThreadPool, fn: Callable[[], object]) -> None:
+        if threading.current_thread().name.endswith("-csa"):
+            fn()
+        else:
+            submit(pool, fn)
+
+    def worker_one(board: WorkerBoard) -> int:
+        return 1 if threading.current_thread().name.endswith("-csa") else current(board)
+
+    with (
+        patch.object(ThreadPool, "submit", run_here),
+        patch.object(WorkerBoard, "current", worker_one),
+    ):
+        yield
+
+
+def run_csa_in_one_thread(backlog: Backlog, work_dir: Path, time_limit: float) -> Run:
+    """The CSA with 1 worker, commit order off and no commit latency, its tasks run by the
+    service thread (``tasks_in_the_service_thread``): the CSA's own Python work per
+    transaction, without the cost of handing transactions between threads."""
+    with tasks_in_the_service_thread():
+        run = run_csa(backlog, 0.0, 1, False, work_dir, time_limit)
+    return replace(run, applier=IN_ONE_THREAD)
+
+
 # -- reports ---------------------------------------------------------------------------------
 def _ratio(run: Run, serial: Run) -> float:
     return serial.seconds / run.seconds
@@ -571,9 +611,15 @@ def write_json(path: Path, runs: Sequence[Run], dependency: str, databases: int)
     path.write_text(json.dumps(figures, indent=1) + "\n")
 
 
-def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[int]) -> None:
+def targets(
+    runs: Sequence[Run],
+    latencies: Sequence[float],
+    workers: Sequence[int],
+    in_one_thread: Run | None = None,
+) -> None:
     """The overhead per transaction, and whether the targets are met (CSA runs of one
-    workload)."""
+    workload); with ``in_one_thread``, the overhead split into the CSA's own work and the
+    hand-over between its threads."""
     if not any(run.applier == "csa" for run in runs):
         print("targets: not measured (the CSA did not run)")
         return
@@ -588,6 +634,13 @@ def targets(runs: Sequence[Run], latencies: Sequence[float], workers: Sequence[i
         print(f"overhead per transaction (CSA with 1 worker - serial, no commit latency): "
               f"commit order on {overheads[0]:.1f} µs, off {overheads[1]:.1f} µs; "
               f"target < {TARGET_US_PER_TRANSACTION:.0f} µs: {verdict}")  # fmt: skip
+        if in_one_thread is not None and in_one_thread.error is None:
+            off = _find(runs, 0.0, 1, False)
+            own = (in_one_thread.seconds - serial.seconds) / off.transactions * 1e6
+            handing = (off.seconds - in_one_thread.seconds) / off.transactions * 1e6
+            print(f"  of which, commit order off: the CSA's own work {own:.1f} µs (its tasks "
+                  f"run by the service thread), handing transactions between its two threads "
+                  f"{handing:.1f} µs (see bench_handoff.py for this machine's floor)")  # fmt: skip
     else:
         print("overhead per transaction: not measured (needs 1 worker and no commit latency)")
     if TARGET_WORKERS not in workers:
@@ -709,6 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"databases: {databases}")  # fmt: skip
     latencies = (0.0, float(args.commit_latency))
     runs: list[Run] = []
+    in_one: Run | None = None  # the CSA in one thread, on the first workload
     with cache_root(args.dir, "bench-applier-") as root:
         for workload in workloads:
             spec = plan_spec(transactions, Dependency(args.dependency), args.conflict_share,
@@ -732,15 +786,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                                               time_limit, kind, workload)  # fmt: skip
                                 runs.append(run)
                                 _show(run, serial)
+                    if latency == 0 and "csa" in parallel and 1 in workers and in_one is None:
+                        in_one = run_csa_in_one_thread(backlog, Path(work), time_limit)
+                        print(f"  {in_one.label:<44} "
+                              f"{in_one.seconds:>8.2f} s {in_one.per_second:>8,.0f} trx/s  "
+                              f"(its tasks run by the service thread)")  # fmt: skip
+                        if in_one.error is not None:
+                            print(f"    ERROR: {in_one.error}")
             del backlog
     for workload in workloads:
         summary(runs, workload if len(workloads) > 1 else None)
     comparison(runs)
     print(f"load average at the end: {load_average()} (other processes share the CPUs)")
-    targets([run for run in runs if run.workload == workloads[0]], latencies, workers)
+    targets([run for run in runs if run.workload == workloads[0]], latencies, workers, in_one)
     if args.json is not None:
         write_json(args.json, runs, args.dependency, databases)
-    failed = [run for run in runs if run.error is not None]
+    failed = [run for run in (*runs, *([in_one] if in_one else [])) if run.error is not None]
     if failed:
         print(f"content: {len(failed)} run(s) FAILED: " + ", ".join(
             f"{run.label} at {_latency_name(run.latency)}"

@@ -36,8 +36,11 @@ def test_quick_run_reports_every_configuration(
             for commit_order in ("on", "off"):
                 assert f"| {latency} | csa workers {workers} commit order {commit_order} |" in out
     assert "csa workers 2" not in out
-    assert out.count(" trx/s ") == 10
+    assert out.count(" trx/s ") == 10 + 1  # and the CSA in one thread
     assert "overhead per transaction (CSA with 1 worker - serial, no commit latency): " in out
+    assert "csa workers 1 commit order off, in one thread" in out
+    assert "of which, commit order off: the CSA's own work " in out
+    assert "handing transactions between its two threads " in out
     assert "CSA with 4 workers vs serial, commit latency 0.2 ms/flush: " in out
     assert "content: every run ends in the generated content" in out
     assert "ERROR" not in out
@@ -77,7 +80,8 @@ def test_wrong_content_fails(
     out = capsys.readouterr().out
     assert "generation: reused from the cache directory" in out
     assert f"ERROR: content differs from the generated one in 1 table(s) ({table}: " in out
-    assert "content: 6 run(s) FAILED: serial at 0 (pure CPU)" in out
+    assert "content: 7 run(s) FAILED: serial at 0 (pure CPU)" in out
+    assert out.endswith("csa workers 1 commit order off, in one thread at 0 (pure CPU)\n")
 
 
 def _figures(row: str) -> list[float]:
@@ -116,7 +120,7 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
     assert "mta database workers 1 commit order on" not in out  # refused: error 3031
     for workload in ("uniform", "skewed"):
         assert f"summary (markdown), workload {workload}\n" in out
-    assert out.count(" trx/s ") == 2 * 2 * len(labels)
+    assert out.count(" trx/s ") == 2 * 2 * len(labels) + 1  # the CSA in one thread, once
     head = "| applier | " + " | ".join(
         f"{workload}, {latency}" for workload in ("uniform", "skewed") for latency in latencies
     )
