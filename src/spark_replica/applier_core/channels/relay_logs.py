@@ -52,6 +52,11 @@ class RelayLogs:
                 self._open[channel] = found
             return found
 
+    def exists(self, channel: str) -> bool:
+        """Whether the channel has a relay log on disk (its index file), opened or not."""
+        directory = relay_log_directory(self.data_dir, channel)
+        return (directory / f"{relay_log_base_name(channel)}{INDEX_SUFFIX}").exists()
+
     def reset(self, channel: str) -> list[str]:
         """RESET REPLICA: delete the channel's relay log files; the receiver's next write
         starts ``<base>.000001``. Returns the names removed (none when the channel never
@@ -61,10 +66,10 @@ class RelayLogs:
         Raises:
             ReplicaError: ER_RELAY_LOG_FAIL (1371), the files cannot be removed.
         """
+        if not self.exists(channel):
+            return []
         directory = relay_log_directory(self.data_dir, channel)
         base_name = relay_log_base_name(channel)
-        if not (directory / f"{base_name}{INDEX_SUFFIX}").exists():
-            return []
         try:
             relay_log = self.get(channel)
         except ReplicaError:

@@ -31,7 +31,12 @@ from dataclasses import replace
 from spark_replica.applier_core.binlog.codec import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
+from spark_replica.applier_core.binlog.events import (
+    FormatDescription,
+    PreviousGtids,
+    Rotate,
+    make_header,
+)
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter, WriterState
 from spark_replica.applier_core.channels.components import (
     RunningThreads,
@@ -111,7 +116,9 @@ class Receiver:
         connection = context.config.connection
         self.read = ReadPosition(connection.source_log_file, connection.source_log_pos)
         self._saved = time.monotonic()  # when the position was last saved
-        self._ended_since: list[tuple[str, int]] = []  # appended whole, not yet published
+        # Transactions received whole, not yet published: each GTID, and the number of
+        # pending events up to its last one.
+        self._ended_since: list[tuple[tuple[str, int], int]] = []
         self._last_queued = TransactionInfo()
         self._started = False
         self._stop = threading.Event()
@@ -277,7 +284,7 @@ class Receiver:
                         queueing = _queueing(raw, started, converter.commit_times)
                         status.update(queueing=queueing)
                     if ended is not None:
-                        self._ended_since.append(ended)
+                        self._ended_since.append((ended, len(pending)))
                         self._last_queued = replace(queueing, end=time.time())
                 if client.buffered and unpublished < PUBLISH_BYTES:
                     continue  # more is already here: publish it with what follows
@@ -293,13 +300,17 @@ class Receiver:
         self, writer: RelayLogWriter, pending: list[bytes], queueing: TransactionInfo
     ) -> None:
         """Append and publish the ``pending`` events, and count the transactions they ended
-        as received."""
-        writer.append_many(pending)
+        as received. Each is counted right after its last event is written, so that a relay
+        log file the writer starts on the way has the exact set in its Previous_gtids."""
+        written = 0
+        for (uuid, gno), end in self._ended_since:
+            writer.append_many(pending[written:end], flush=False)
+            self.received.add(uuid, "", gno)
+            written = end
+        writer.append_many(pending[written:])
         pending.clear()
         if not self._ended_since:
             return
-        for uuid, gno in self._ended_since:
-            self.received.add(uuid, "", gno)
         self._ended_since.clear()
         self.context.status.update(
             received_transaction_set=self.received.format(","),
@@ -332,10 +343,16 @@ class Receiver:
     # -- relay log events ----------------------------------------------------------------------
 
     def _relay_header(self) -> bytes:
+        """A new relay log file's Format_description and Previous_gtids (every GTID received
+        before the file: what ``retrieved_gtids`` reads back after a restart)."""
         fde = FormatDescription.for_server(
             RELAY_SERVER_VERSION, server_id=self.server_id, flags=EventFlag.RELAY_LOG
         )
-        return encode_event_at(fde, 4, checksum=True)
+        data = encode_event_at(fde, 4, checksum=True)
+        header = make_header(EventType.PREVIOUS_GTIDS, server_id=self.server_id,
+                             flags=EventFlag.RELAY_LOG)  # fmt: skip
+        previous = PreviousGtids(header, self.received.copy())
+        return data + encode_event_at(previous, 4 + len(data), checksum=True)
 
     def _rotate_event(self, next_name: str) -> bytes:
         rotate = Rotate(

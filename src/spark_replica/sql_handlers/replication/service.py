@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
+from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.channels.components import Credentials
 from spark_replica.applier_core.channels.config import (
     DEFAULT_CHANNEL,
@@ -27,6 +28,7 @@ from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.channels.store import ChannelChanges, ChannelStore
 from spark_replica.applier_core.errors import Diagnostic, ErrorCode, Level, ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.retrieved import retrieved_gtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.sql_handlers.parser.statements import (
     ChangeSource,
@@ -58,12 +60,28 @@ class ReplicationService:
         self.settings = settings
 
     def load(self) -> None:
-        """Create the channels the metadata store holds, plus the default channel."""
+        """Create the channels the metadata store holds, plus the default channel, each with
+        the Retrieved_Gtid_Set its relay log holds."""
         with self.manager.lock:
             for config in self.store.load_channels():
-                self.manager.add(config)
+                self._recover_retrieved(self.manager.add(config))
             if self.manager.get(DEFAULT_CHANNEL) is None:
                 self.manager.add(self._new_channel_config(DEFAULT_CHANNEL))
+
+    def _recover_retrieved(self, channel: Channel) -> None:
+        """Retrieved_Gtid_Set after a restart, read back from the channel's relay log. A
+        relay log that cannot be read leaves it empty (START REPLICA reports why)."""
+        relay_logs = self.manager.relay_logs
+        if not relay_logs.exists(channel.name):
+            return
+        try:
+            gtids = retrieved_gtids(relay_logs.get(channel.name))
+        except (ReplicaError, BinlogError, OSError) as exc:
+            message = exc.message if isinstance(exc, ReplicaError) else str(exc)
+            logger.warning("channel '%s': Retrieved_Gtid_Set not recovered from its relay "
+                           "log: %s", channel.name, message)  # fmt: skip
+            return
+        channel.status.update(received_transaction_set=gtids.format(","))
 
     def _new_channel_config(self, name: str) -> ChannelConfig:
         workers = self.settings.get_int("replica_parallel_workers")

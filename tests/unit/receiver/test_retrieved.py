@@ -1,0 +1,149 @@
+"""Retrieved_Gtid_Set read back from a relay log after a restart (``receiver/retrieved.py``):
+the last file's Previous_gtids plus the transactions written whole after it, a transaction
+cut by a rotation counted once it ends, one cut by a crash not counted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spark_replica.applier_core.binlog.codec import encode_event_at, remember_table_map
+from spark_replica.applier_core.binlog.constants import EventFlag, EventType
+from spark_replica.applier_core.binlog.events import Event, PreviousGtids, Rotate, make_header
+from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.receiver.retrieved import retrieved_gtids
+from tests.unit.csa.helpers import CHANNEL, ITEMS, RELAY_FDE, UUID, query, transaction
+
+
+class Relay:
+    """A relay log whose files start as the receiver's do: Format_description, then
+    Previous_gtids with ``received`` (what the writer was told was received so far)."""
+
+    def __init__(self, datadir: Path, *, previous_gtids: bool = True) -> None:
+        self.datadir = datadir
+        self.received = GtidSet()
+        self.previous_gtids = previous_gtids
+        self.log = RelayLog.for_channel(datadir, CHANNEL)
+        self.log.open()
+        self.table_maps: dict[int, object] = {ITEMS.table_id: ITEMS}
+        self.writer = RelayLogWriter(self.log, make_header=self._header,
+                                     make_rotate=self._rotate)  # fmt: skip
+        self.writer.open()
+
+    def _header(self) -> bytes:
+        data = encode_event_at(RELAY_FDE, 4, checksum=True)
+        if not self.previous_gtids:
+            return data
+        previous = PreviousGtids(make_header(EventType.PREVIOUS_GTIDS), self.received.copy())
+        return data + encode_event_at(previous, 4 + len(data), checksum=True)
+
+    def _rotate(self, next_name: str) -> bytes:
+        rotate = Rotate(make_header(EventType.ROTATE, flags=EventFlag.RELAY_LOG), 4, next_name)
+        return encode_event_at(rotate, self.writer.position.offset, checksum=True)
+
+    def write(self, *events: Event) -> None:
+        for event in events:
+            data = encode_event_at(event, self.writer.position.offset, checksum=True,
+                                   table_maps=self.table_maps)  # fmt: skip
+            remember_table_map(event, self.table_maps)
+            self.writer.append(data)
+
+    def whole(self, gno: int) -> None:
+        """A transaction written whole, then counted as received (as the receiver does)."""
+        self.write(*transaction(gno))
+        self.received.add(UUID, "", gno)
+
+    def reopened(self) -> RelayLog:
+        """The relay log as the next server start opens it."""
+        self.writer.close()
+        self.log.close()
+        log = RelayLog.for_channel(self.datadir, CHANNEL)
+        log.open()
+        return log
+
+
+def _set(*gnos: int) -> GtidSet:
+    result = GtidSet()
+    for gno in gnos:
+        result.add(UUID, "", gno)
+    return result
+
+
+def test_previous_gtids_of_the_last_file_and_the_whole_transactions_after_it(
+    tmp_path: Path,
+) -> None:
+    relay = Relay(tmp_path)
+    for gno in range(1, 4):
+        relay.whole(gno)
+    relay.writer.rotate()  # the new file's Previous_gtids: 1-3
+    relay.received.add(UUID, "", 100)  # received long ago, its file purged since
+    relay.writer.rotate()  # Previous_gtids: 1-3, 100
+    relay.whole(4)
+    ddl = transaction(5)[:1] + [query("CREATE TABLE t2 (id INT)")]  # a DDL ends at its Query
+    relay.write(*ddl)
+    relay.received.add(UUID, "", 5)
+    relay.write(*transaction(6)[:-1])  # cut by a crash before its Xid: not received
+    log = relay.reopened()
+    try:
+        assert retrieved_gtids(log) == _set(1, 2, 3, 4, 5, 100)
+    finally:
+        log.close()
+
+
+def test_a_transaction_a_rotation_cut_counts_once_it_ends(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    relay.whole(1)
+    events = transaction(2)
+    relay.write(*events[:3])
+    relay.writer.rotate()  # Previous_gtids: 1 (2 is not received yet)
+    relay.write(*events[3:])
+    relay.received.add(UUID, "", 2)
+    log = relay.reopened()
+    try:
+        assert retrieved_gtids(log) == _set(1, 2)
+    finally:
+        log.close()
+
+
+def test_a_transaction_over_several_files_is_read_from_the_file_it_began_in(
+    tmp_path: Path,
+) -> None:
+    relay = Relay(tmp_path)
+    relay.whole(1)
+    events = transaction(2, ids=range(1, 9))
+    relay.write(*events[:3])
+    for event in events[3:-1]:  # each rows event in a file of its own
+        relay.writer.rotate()
+        relay.write(event)
+    relay.writer.rotate()
+    relay.write(events[-1])
+    relay.received.add(UUID, "", 2)
+    assert len(relay.log.files()) > 5
+    log = relay.reopened()
+    try:
+        assert retrieved_gtids(log) == _set(1, 2)
+    finally:
+        log.close()
+
+
+def test_relay_logs_without_previous_gtids_are_read_from_their_first_file(
+    tmp_path: Path,
+) -> None:
+    relay = Relay(tmp_path, previous_gtids=False)
+    relay.whole(1)
+    relay.writer.rotate()
+    relay.whole(2)
+    log = relay.reopened()
+    try:
+        assert retrieved_gtids(log) == _set(1, 2)
+    finally:
+        log.close()
+
+
+def test_an_empty_relay_log_retrieved_nothing(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    log = relay.reopened()
+    try:
+        assert retrieved_gtids(log) == GtidSet()
+    finally:
+        log.close()
