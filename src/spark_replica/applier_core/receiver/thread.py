@@ -106,6 +106,9 @@ class Receiver:
         self.timeout = float(context.settings.get_int("replica_net_timeout"))
         self.relay_log = context.relay_logs.get(self.name)
         self.received = GtidSet.parse(context.status.snapshot().received_transaction_set)
+        # The receiver thread's: ``received`` and the transactions whose last event is handed
+        # to the writer, not yet published (a new file's Previous_gtids).
+        self._whole = self.received.copy()
         # _lock guards _client and _started against a concurrent stop.
         self._lock = threading.Lock()
         self._client: SourceClient | None = None
@@ -300,17 +303,21 @@ class Receiver:
         self, writer: RelayLogWriter, pending: list[bytes], queueing: TransactionInfo
     ) -> None:
         """Append and publish the ``pending`` events, and count the transactions they ended
-        as received. Each is counted right after its last event is written, so that a relay
-        log file the writer starts on the way has the exact set in its Previous_gtids."""
+        as received once published. Each is noted as whole right after its last event is
+        handed to the writer, so that a relay log file the writer starts on the way has the
+        exact set in its Previous_gtids (the writer flushes a file before it starts the next).
+        """
         written = 0
         for (uuid, gno), end in self._ended_since:
             writer.append_many(pending[written:end], flush=False)
-            self.received.add(uuid, "", gno)
+            self._whole.add(uuid, "", gno)
             written = end
         writer.append_many(pending[written:])
         pending.clear()
         if not self._ended_since:
             return
+        for (uuid, gno), _end in self._ended_since:
+            self.received.add(uuid, "", gno)
         self._ended_since.clear()
         self.context.status.update(
             received_transaction_set=self.received.format(","),
@@ -351,7 +358,7 @@ class Receiver:
         data = encode_event_at(fde, 4, checksum=True)
         header = make_header(EventType.PREVIOUS_GTIDS, server_id=self.server_id,
                              flags=EventFlag.RELAY_LOG)  # fmt: skip
-        previous = PreviousGtids(header, self.received.copy())
+        previous = PreviousGtids(header, self._whole.copy())
         return data + encode_event_at(previous, 4 + len(data), checksum=True)
 
     def _rotate_event(self, next_name: str) -> bytes:
