@@ -2,13 +2,15 @@
 directory (relay logs and the metadata SQLite file) lies on a small tmpfs, and the receiver
 fetches a workload from the built-in source until the disk is full.
 
-The receiver stops with ER_REPLICA_RELAY_LOG_WRITE_FAILURE (13122), "Relay log write failure:
-could not queue event from source" and the cause; no thread of the channel is left; the
-server goes on answering. The relay log holds whole events with valid checksums up to where
-the receiver published (part of an event the full disk cut short may lie past it: no reader
-goes there, and the next START REPLICA cuts it). Once the disk has room again (the tmpfs is
-grown, or the file that filled it is deleted), START REPLICA goes on where the receiver
-stopped, and the replica ends with the source's content.
+As MySQL does when it cannot write a log, the receiver waits for space: Replica_IO_State
+"Waiting for disk space", Last_IO_Errno ER_REPLICA_RELAY_LOG_WRITE_FAILURE (13122), "Relay log
+write failure: could not queue event from source" and the cause; the server goes on
+answering. The relay log holds whole events with valid checksums up to where the receiver
+published (part of an event the full disk cut short may lie past it: no reader goes there,
+and the writer cuts it when it writes again). Once the disk has room again (the tmpfs is
+grown, or the file that filled it is deleted), the receiver goes on by itself where it
+stopped, the error clears, and the replica ends with the source's content. STOP REPLICA
+while it waits returns at once.
 
 The tmpfs needs root (``mount``); without it the tests are skipped, or fail when ``CI`` is
 set.
@@ -61,6 +63,7 @@ FILLED_KIB = 2048
 RELAY_LOG_SIZE = 65536
 """max_relay_log_size: files rotate after the event that takes them past it."""
 WRITE_FAILURE = 13122
+DISK_FULL_STATE = "Waiting for disk space"
 _CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
 _IN_USE = 0x1  # LOG_EVENT_BINLOG_IN_USE_F: a Format_description's checksum leaves it out
 
@@ -133,40 +136,52 @@ def configure(cursor: Any, source: BuiltinSource, applier: str) -> None:
     cursor.execute(f"CHANGE REPLICATION SOURCE TO {APPLIERS[applier]} FOR CHANNEL 'm1'")
 
 
-def receiver_stopped_by_full_disk(cursor: Any, data: Path) -> GtidSet:
-    """Wait until the receiver stops; check its error, that the server answers, and that the
-    relay log holds whole events only. Returns the transactions received."""
-    status = poll(cursor, lambda s: s["Replica_IO_Running"] == "No")
+def receiver_waits_on_full_disk(cursor: Any, data: Path) -> GtidSet:
+    """Wait until the receiver waits for disk space; check its error, that the server
+    answers, and that the relay log holds whole events only. Returns the transactions
+    received."""
+    status = poll(cursor, lambda s: s["Replica_IO_State"] == DISK_FULL_STATE)
     message = status["Last_IO_Error"]
     assert status["Last_IO_Errno"] == WRITE_FAILURE, status
+    assert status["Replica_IO_Running"] == "Yes", status
     assert message.startswith("Relay log write failure: could not queue event from source: "
                               "No space left on device (file 'relay-bin-m1."), message  # fmt: skip
-    assert channel_threads() == []
-    cursor.execute("SELECT LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE FROM "
+    cursor.execute("SELECT SERVICE_STATE, LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE FROM "
                    "performance_schema.replication_connection_status")  # fmt: skip
-    assert cursor.fetchall() == ((WRITE_FAILURE, message),)
+    assert cursor.fetchall() == (("ON", WRITE_FAILURE, message),)
     cursor.execute("SELECT 1 + 1")
     assert cursor.fetchall() == ((2,),)
     directory = relay_log_directory(data, CHANNEL)
     files = (directory / f"{relay_log_base_name(CHANNEL)}.index").read_text().split()
     assert sum(whole_events(directory / name, last=name == files[-1]) for name in files) > 0
-    return GtidSet.parse(status["Retrieved_Gtid_Set"])
+    received = GtidSet.parse(status["Retrieved_Gtid_Set"])
+    assert 0 < received.count()
+    return received
 
 
-def resumes(cursor: Any, source: BuiltinSource, received: GtidSet) -> None:
-    """START REPLICA goes on from what was received to the source's end."""
+def goes_on(cursor: Any, source: BuiltinSource, received: GtidSet) -> None:
+    """Once the disk has room, the receiver goes on by itself from what it received to the
+    source's end; the applier, started then, applies everything."""
     everything = source.all_gtids()
-    assert 0 < received.count() < everything.count()
-    cursor.execute("START REPLICA FOR CHANNEL 'm1'")
+    assert received.count() < everything.count()
+    status = poll(cursor, lambda s: GtidSet.parse(s["Retrieved_Gtid_Set"]) == everything)
+    assert (status["Last_IO_Errno"], status["Last_IO_Error"]) == (0, ""), status
+    assert status["Replica_IO_State"] == "Waiting for source to send event"
+    cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'm1'")
     status = wait_applied(cursor, everything)
     assert (status["Last_IO_Errno"], status["Last_SQL_Errno"]) == (0, 0), status
-    assert GtidSet.parse(status["Retrieved_Gtid_Set"]) == everything
     cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
     assert channel_threads() == []
 
 
+@pytest.fixture(autouse=True)
+def quick_looks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The receiver looks at the full disk every 0.1 s instead of every few seconds."""
+    monkeypatch.setattr("spark_replica.applier_core.receiver.thread.DISK_FULL_RETRY", 0.1)
+
+
 @pytest.mark.parametrize("applier", sorted(APPLIERS))
-def test_a_full_disk_stops_the_receiver_and_start_replica_goes_on_once_it_is_grown(
+def test_a_full_disk_makes_the_receiver_wait_and_it_goes_on_once_the_disk_is_grown(
     tmp_path: Path, engine: InMemoryEngine, applier: str
 ) -> None:
     """The relay log fills the disk while the applier is stopped (a lagging replica)."""
@@ -179,20 +194,21 @@ def test_a_full_disk_stops_the_receiver_and_start_replica_goes_on_once_it_is_gro
             configure(cursor, source, applier)
             source.live.start()
             cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
-            received = receiver_stopped_by_full_disk(cursor, data)
+            received = receiver_waits_on_full_disk(cursor, data)
             directory = relay_log_directory(data, CHANNEL)
             sizes = [p.stat().st_size for p in directory.glob("relay-bin-m1.0*")]
             assert len(sizes) > 2 and max(sizes) < RELAY_LOG_SIZE + (1 << 14), sizes
             grow(disk, GROWN_KIB)
-            resumes(cursor, source, received)
+            goes_on(cursor, source, received)
     assert engine_content(engine) == source.content
 
 
-def test_a_disk_filled_by_another_file_stops_the_receiver_and_freeing_it_lets_it_go_on(
+def test_a_disk_filled_by_another_file_makes_the_receiver_wait_until_it_is_freed(
     tmp_path: Path, engine: InMemoryEngine
 ) -> None:
     """Another file fills the disk: the receiver cannot write the relay log, nor save its
-    position in the metadata (SQLite: "database or disk is full"); it stops all the same."""
+    position in the metadata (SQLite: "database or disk is full"); it waits all the same,
+    and STOP REPLICA while it waits returns at once, leaving no thread."""
     setup = GtidSet.parse(f"{SPEC.server_uuid}:1-{sum(1 for _ in Source(SPEC).setup())}")
     with small_disk(tmp_path / "disk", FILLED_KIB) as disk, \
             running_source(tmp_path / "source", SPEC) as source:  # fmt: skip
@@ -204,7 +220,10 @@ def test_a_disk_filled_by_another_file_stops_the_receiver_and_freeing_it_lets_it
             poll(cursor, lambda s: GtidSet.parse(s["Retrieved_Gtid_Set"]) == setup)
             filler = fill(disk)
             source.live.start()
-            received = receiver_stopped_by_full_disk(cursor, data)
+            received = receiver_waits_on_full_disk(cursor, data)
+            cursor.execute("STOP REPLICA IO_THREAD FOR CHANNEL 'm1'")
+            assert channel_threads() == []
             filler.unlink()
-            resumes(cursor, source, received)
+            cursor.execute("START REPLICA IO_THREAD FOR CHANNEL 'm1'")
+            goes_on(cursor, source, received)
     assert engine_content(engine) == source.content

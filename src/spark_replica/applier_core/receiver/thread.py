@@ -22,6 +22,7 @@ Connecting and Last_IO_Error shows the last failure.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -73,6 +74,9 @@ logger = logging.getLogger(__name__)
 CONNECTING = "Connecting to source"
 WAITING = "Waiting for source to send event"
 RECONNECTING = "Waiting to reconnect after a failed source event read"
+DISK_FULL = "Waiting for disk space"
+#: Seconds between two looks at a full disk, as MySQL waits when it cannot write a log.
+DISK_FULL_RETRY = 5.0
 RELAY_SERVER_VERSION = "8.4.0"
 #: Seconds between saves of the receiver's position while it receives.
 SAVE_PERIOD = 1.0
@@ -109,6 +113,7 @@ class Receiver:
         # The receiver thread's: ``received`` and the transactions whose last event is handed
         # to the writer, not yet published (a new file's Previous_gtids).
         self._whole = self.received.copy()
+        self._waited_for_space = False  # the receiver thread's: a full disk was waited for
         # _lock guards _client and _started against a concurrent stop.
         self._lock = threading.Lock()
         self._client: SourceClient | None = None
@@ -161,8 +166,16 @@ class Receiver:
         )
         self._writer = writer
         try:
-            writer.open()
-            self._connect_and_copy(writer)
+            while True:
+                try:
+                    writer.open()
+                    self._connect_and_copy(writer)
+                    break
+                except OSError as exc:
+                    if self._stop.is_set() or not _out_of_space(exc):
+                        raise
+                    if not self._wait_for_space(exc, writer):
+                        break
         except SourceError as exc:
             if not self._stop.is_set():
                 error = ErrorInfo.now(exc.code, self._io_message(exc, self._attempt))
@@ -181,6 +194,27 @@ class Receiver:
             logger.error("Replica I/O for channel '%s': %s", self.name, error.message)
         if not self._stop.is_set() or error is not None:
             self.context.exited(error)
+
+    def _wait_for_space(self, exc: OSError, writer: RelayLogWriter) -> bool:
+        """The relay log's disk is full: show the error, leave the source, and look again
+        every ``DISK_FULL_RETRY`` seconds; False when stopped meanwhile. What was written
+        and not published is cut by the writer's next ``open``, and the transactions it held
+        are asked for again (they were not counted as received)."""
+        message = _write_failure(exc, writer.file_name)
+        if self.context.status.snapshot().io_state_text != DISK_FULL:
+            logger.warning("Replica I/O for channel '%s': %s; waiting for disk space",
+                           self.name, message)  # fmt: skip
+        self.context.status.update(
+            io_error=ErrorInfo.now(ErrorCode.REPLICA_RELAY_LOG_WRITE_FAILURE, message),
+            io_connecting=False,
+            io_state_text=DISK_FULL,
+        )
+        self._drop_client()
+        writer.close()
+        self._whole = self.received.copy()
+        self._ended_since.clear()
+        self._waited_for_space = True
+        return not self._stop.wait(DISK_FULL_RETRY)
 
     def _connect_and_copy(self, writer: RelayLogWriter) -> None:
         """Connect, dump, copy; after a lost connection or a failed attempt, try again every
@@ -314,6 +348,11 @@ class Receiver:
             written = end
         writer.append_many(pending[written:])
         pending.clear()
+        if self._waited_for_space:  # the disk has room again: the error is over
+            self._waited_for_space = False
+            logger.warning("Replica I/O for channel '%s': the relay log is written again",
+                           self.name)  # fmt: skip
+            self.context.status.update(io_error=ErrorInfo())
         if not self._ended_since:
             return
         for (uuid, gno), _end in self._ended_since:
@@ -385,6 +424,11 @@ class Receiver:
                 f"'{exc.message}'"
             )
         return exc.message
+
+
+def _out_of_space(exc: OSError) -> bool:
+    """A write failed because the disk (or the user's quota) is full."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _write_failure(exc: BinlogError | OSError, file: str) -> str:
