@@ -4,8 +4,9 @@ into Spark, and is killed with SIGKILL at random points (seeded) while its recei
 the relay log and its applier applies, flushes and compacts. Each time it is restarted and
 told to START REPLICA again. At the end every table, read from Spark by a fresh engine, must
 equal the content the generator computed: no transaction lost, none applied twice, although
-the relay log may hold a transaction received twice (once cut off by a kill) and the
-received set starts empty after each restart. 5 kills; 50 under ``make soak``."""
+the relay log may hold a transaction received twice (once cut off by a kill, and fetched
+whole again after the restart, which reads the received set back from the relay log). 5
+kills; 50 under ``make soak``."""
 
 from __future__ import annotations
 

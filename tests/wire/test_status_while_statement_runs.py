@@ -1,7 +1,8 @@
-"""performance_schema and mysql.* replication tables are read in the event loop without the
-statement lock: while a replication statement holds it (STOP REPLICA joining a channel's
-threads, which may take seconds behind a Spark flush), they are still answered, and so is
-every other client (reading them under the lock stalled the whole event loop)."""
+"""performance_schema and mysql.* replication tables, and SHOW REPLICA STATUS, are read in
+the event loop without the statement lock: while a replication statement holds it (STOP
+REPLICA joining a channel's threads, which may take seconds behind a Spark flush), they are
+still answered, and so is every other client (reading them under the lock stalled the whole
+event loop)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ def test_status_tables_answer_while_a_statement_holds_the_lock(tmp_path: Path) -
                     "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status"
                 )
                 assert cur.fetchall() == (("OFF",),)
+                cur.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
+                names = [d[0] for d in cur.description]
+                row = dict(zip(names, cur.fetchone(), strict=True))
+                assert (row["Channel_Name"], row["Source_Host"]) == ("c1", "src")
+                cur.execute("SHOW SLAVE STATUS")
+                assert [r[1] for r in cur.fetchall()] == ["src"]  # Master_Host
             assert statement.is_alive()  # all of it answered while the lock was held
         finally:
             release.set()

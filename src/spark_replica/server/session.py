@@ -48,6 +48,7 @@ from spark_replica.sql_handlers import (
     query_virtual_tables,
     static_select,
 )
+from spark_replica.sql_handlers.parser.statements import ShowReplicaStatus
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
 from spark_replica.sql_handlers.tables.show_schema import show as show_schema
@@ -158,13 +159,18 @@ class ReplicaSession(Session):
         statement = parse_replication_statement(sql)
         if statement is not None:
             client = self._client()
-            outcome = await asyncio.to_thread(
-                execute_replication_statement,
-                self.context,
-                statement,
-                admin=client.admin,
-                tls=client.tls,
-            )
+            if isinstance(statement, ShowReplicaStatus):  # snapshots only: at once, here
+                outcome = execute_replication_statement(
+                    self.context, statement, admin=client.admin, tls=client.tls
+                )
+            else:
+                outcome = await asyncio.to_thread(
+                    execute_replication_statement,
+                    self.context,
+                    statement,
+                    admin=client.admin,
+                    tls=client.tls,
+                )
             self.diagnostics = list(outcome.warnings)
             self.affected_rows = outcome.affected_rows
             if outcome.columns is None:

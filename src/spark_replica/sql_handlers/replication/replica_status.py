@@ -72,16 +72,19 @@ def show_replica_status(
     *,
     legacy_names: bool,
 ) -> tuple[tuple[Column, ...], list[Row]]:
-    """Columns and rows: every configured channel, or the one named (3074 when unknown)."""
+    """Columns and rows: every configured channel, or the one named (3074 when unknown).
+
+    Read without the statement lock (as the performance_schema tables are): a statement that
+    holds it for long, STOP REPLICA joining threads, does not hold SHOW REPLICA STATUS up.
+    Each channel's status and configuration are snapshots, consistent per channel."""
     columns = show_slave_status_columns() if legacy_names else SHOW_REPLICA_STATUS
-    with manager.lock:
-        if channel_name is not None:
-            channel = manager.get(channel_name)
-            if channel is None:
-                raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_DOES_NOT_EXIST, channel_name)
-            channels = [channel]
-        else:
-            channels = list(manager)
+    if channel_name is not None:
+        channel = manager.get(channel_name)
+        if channel is None:
+            raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_DOES_NOT_EXIST, channel_name)
+        channels = [channel]
+    else:
+        channels = list(manager)
     executed = settings.get_str("gtid_executed")
     rows = [status_row(c, executed) for c in channels if c.config.connection.configured]
     return tuple(columns), rows
