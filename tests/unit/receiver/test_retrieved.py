@@ -53,13 +53,17 @@ class Relay:
         self.write(*transaction(gno))
         self.received.add(UUID, "", gno)
 
-    def reopened(self) -> RelayLog:
-        """The relay log as the next server start opens it."""
+    def retrieved(self) -> GtidSet:
+        """What the next server start reads back: the relay log closed, opened again (and
+        so recovered), then read."""
         self.writer.close()
         self.log.close()
         log = RelayLog.for_channel(self.datadir, CHANNEL)
         log.open()
-        return log
+        try:
+            return retrieved_gtids(log)
+        finally:
+            log.close()
 
 
 def _set(*gnos: int) -> GtidSet:
@@ -83,11 +87,7 @@ def test_previous_gtids_of_the_last_file_and_the_whole_transactions_after_it(
     relay.write(*ddl)
     relay.received.add(UUID, "", 5)
     relay.write(*transaction(6)[:-1])  # cut by a crash before its Xid: not received
-    log = relay.reopened()
-    try:
-        assert retrieved_gtids(log) == _set(1, 2, 3, 4, 5, 100)
-    finally:
-        log.close()
+    assert relay.retrieved() == _set(1, 2, 3, 4, 5, 100)
 
 
 def test_a_transaction_a_rotation_cut_counts_once_it_ends(tmp_path: Path) -> None:
@@ -98,11 +98,7 @@ def test_a_transaction_a_rotation_cut_counts_once_it_ends(tmp_path: Path) -> Non
     relay.writer.rotate()  # Previous_gtids: 1 (2 is not received yet)
     relay.write(*events[3:])
     relay.received.add(UUID, "", 2)
-    log = relay.reopened()
-    try:
-        assert retrieved_gtids(log) == _set(1, 2)
-    finally:
-        log.close()
+    assert relay.retrieved() == _set(1, 2)
 
 
 def test_a_transaction_over_several_files_is_read_from_the_file_it_began_in(
@@ -119,11 +115,7 @@ def test_a_transaction_over_several_files_is_read_from_the_file_it_began_in(
     relay.write(events[-1])
     relay.received.add(UUID, "", 2)
     assert len(relay.log.files()) > 5
-    log = relay.reopened()
-    try:
-        assert retrieved_gtids(log) == _set(1, 2)
-    finally:
-        log.close()
+    assert relay.retrieved() == _set(1, 2)
 
 
 def test_relay_logs_without_previous_gtids_are_read_from_their_first_file(
@@ -133,17 +125,9 @@ def test_relay_logs_without_previous_gtids_are_read_from_their_first_file(
     relay.whole(1)
     relay.writer.rotate()
     relay.whole(2)
-    log = relay.reopened()
-    try:
-        assert retrieved_gtids(log) == _set(1, 2)
-    finally:
-        log.close()
+    assert relay.retrieved() == _set(1, 2)
 
 
 def test_an_empty_relay_log_retrieved_nothing(tmp_path: Path) -> None:
     relay = Relay(tmp_path)
-    log = relay.reopened()
-    try:
-        assert retrieved_gtids(log) == GtidSet()
-    finally:
-        log.close()
+    assert relay.retrieved() == GtidSet()
