@@ -86,7 +86,8 @@ def _require(admin: bool, privileges: str) -> None:
 def execute_replication_statement(
     context: ReplicaContext, statement: Statement, *, admin: bool, tls: bool
 ) -> StatementOutcome:
-    """Run one parsed replication statement (blocking: call it off the event loop)."""
+    """Run one parsed replication statement. Blocking (call it off the event loop), except
+    SHOW REPLICA STATUS, which only reads snapshots and takes no lock held for long."""
     if isinstance(statement, ShowRelaylogEvents):
         rows = show_relaylog_events(context.manager, statement)
         return StatementOutcome(list(statement.warnings), 0, list(RELAYLOG_COLUMNS), rows)

@@ -201,7 +201,7 @@ class Receiver:
         and not published is cut by the writer's next ``open``, and the transactions it held
         are asked for again (they were not counted as received)."""
         message = _write_failure(exc, writer.file_name)
-        if self.context.status.snapshot().io_state_text != DISK_FULL:
+        if not self._waited_for_space:  # once per full disk, not at every look
             logger.warning("Replica I/O for channel '%s': %s; waiting for disk space",
                            self.name, message)  # fmt: skip
         self.context.status.update(
