@@ -1,7 +1,8 @@
 """The receiver counts a transaction as received only once its events are published: a relay
 log write that fails on the way (a full disk) leaves the received set as it was, so the next
-dump asks for those transactions again (nothing is lost), while the Previous_gtids of a file
-started on the way names exactly the transactions written whole before it."""
+dump asks for those transactions again (nothing is lost). A batch is appended in one call;
+a relay log file the writer starts in the middle of it names in its Previous_gtids exactly
+the transactions whose last event lies in the files before."""
 
 from __future__ import annotations
 
@@ -10,34 +11,31 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.relaylog import RelayCoordinate
+from spark_replica.applier_core.binlog.codec import encode_event, remember_table_map
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.file import read_raw_events
+from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLogWriter
 from spark_replica.applier_core.channels.components import ThreadContext
 from spark_replica.applier_core.channels.config import ChannelConfig
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
 from spark_replica.applier_core.channels.status import StatusBoard, TransactionInfo
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.receiver.retrieved import previous_gtids, retrieved_gtids
 from spark_replica.applier_core.receiver.thread import Receiver
 from spark_replica.applier_core.settings import SystemVariables
+from tests.unit.csa.helpers import UUID, transaction
 
-UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
+class FullDisk:
+    """A writer whose every append fails: the disk is full."""
 
-class Writer:
-    """Takes events; the write that publishes them fails (the disk is full). Records the
-    Previous_gtids a file started after each append would get."""
-
-    def __init__(self, receiver: Receiver) -> None:
-        self.receiver = receiver
-        self.appended: list[bytes] = []
-        self.headers: list[GtidSet] = []
+    def __init__(self) -> None:
+        self.calls = 0
 
     def append_many(self, events: Sequence[bytes], *, flush: bool = True) -> RelayCoordinate:
-        if flush:
-            raise OSError(28, "No space left on device")
-        self.appended.extend(events)
-        self.headers.append(self.receiver._whole.copy())
-        return RelayCoordinate("relay.000001", 4)
+        self.calls += 1
+        raise OSError(28, "No space left on device")
 
 
 @pytest.fixture
@@ -52,14 +50,80 @@ def receiver(tmp_path: Path) -> Receiver:
     return Receiver(context)
 
 
+def _received(receiver: Receiver, *transactions: list[bytes]) -> list[bytes]:
+    """The pending batch of ``transactions`` (each a list of encoded events), noted as the
+    receiver notes what it received whole: each GTID with the batch length at its end."""
+    pending: list[bytes] = []
+    for gno, events in enumerate(transactions, 1):
+        pending.extend(events)
+        receiver._ended_since.append(((UUID, gno), len(pending)))
+    return pending
+
+
+def _encoded(gno: int, rows: int) -> list[bytes]:
+    table_maps: dict[int, object] = {}
+    encoded = []
+    for event in transaction(gno, ids=range(1, rows + 1)):
+        encoded.append(encode_event(event, checksum=True, log_pos=0, table_maps=table_maps))
+        remember_table_map(event, table_maps)
+    return encoded
+
+
+def _set(*gnos: int) -> GtidSet:
+    result = GtidSet()
+    for gno in gnos:
+        result.add(UUID, "", gno)
+    return result
+
+
 def test_a_failed_publish_counts_nothing_as_received(receiver: Receiver) -> None:
-    writer = Writer(receiver)
-    pending = [b"gtid1", b"xid1", b"gtid2", b"xid2", b"gtid3"]
-    receiver._ended_since[:] = [((UUID, 1), 2), ((UUID, 2), 4)]
+    writer = FullDisk()
+    pending = _received(receiver, _encoded(1, 1), _encoded(2, 1))
     with pytest.raises(OSError):
         receiver._publish(writer, pending, TransactionInfo())  # type: ignore[arg-type]
+    assert writer.calls == 1
     assert receiver.received == GtidSet()
     assert receiver.context.status.snapshot().received_transaction_set == ""
-    # A file started while a transaction's events are written names those before it only.
-    assert writer.headers == [GtidSet(), GtidSet.parse(f"{UUID}:1")]
-    assert writer.appended == pending[:4]
+
+
+def test_files_started_inside_a_batch_name_the_transactions_written_whole_before_them(
+    receiver: Receiver,
+) -> None:
+    """RCV.* Retrieved_Gtid_Set after a restart: with a tiny max_relay_log_size, one batch of
+    five transactions spreads over many files, some starting inside a transaction; each
+    file's Previous_gtids is exactly what ended in the files before."""
+    log = receiver.relay_log  # opened by RelayLogs.get
+    writer = RelayLogWriter(log, make_header=receiver._relay_header,
+                            make_rotate=receiver._rotate_event, max_size=400)  # fmt: skip
+    receiver._writer = writer
+    writer.open()
+    batch = [_encoded(gno, rows) for gno, rows in enumerate([1, 6, 1, 12, 2], 1)]
+    pending = _received(receiver, *batch)
+    receiver._publish(writer, pending, TransactionInfo())
+    assert receiver.received == _set(1, 2, 3, 4, 5)
+    assert pending == []
+
+    ends: list[int] = []  # the batch index of each transaction's last event
+    for events in batch:
+        ends.append((ends[-1] if ends else 0) + len(events))
+    total = sum(len(events) for events in batch)
+    paths = [log.index.path(name) for name in log.files()]
+    assert len(paths) > len(batch)
+    written = 0  # batch events in the files before the one looked at
+    for path in paths:
+        expected = _set(*(gno for gno, end in enumerate(ends, 1) if end <= written))
+        assert previous_gtids(path) == expected, path.name
+        written += _batch_events_in(path)
+    assert written == total
+    writer.close()
+    log.close()
+    log.open()
+    assert retrieved_gtids(log) == _set(1, 2, 3, 4, 5)
+    log.close()
+
+
+def _batch_events_in(path: Path) -> int:
+    """How many of the batch's events a relay log file holds: all but its header events
+    and the ROTATE that closes it."""
+    own = (EventType.FORMAT_DESCRIPTION, EventType.PREVIOUS_GTIDS, EventType.ROTATE)
+    return sum(1 for _start, _end, event in read_raw_events(path) if event[4] not in own)

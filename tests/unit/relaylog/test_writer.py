@@ -19,7 +19,14 @@ from spark_replica.applier_core.binlog.relaylog import (
     WriterState,
 )
 from tests.unit.relaylog.conftest import CHANNEL, new_writer
-from tests.unit.relaylog.fakes import HEADER, make_event, numbered, rotate_target
+from tests.unit.relaylog.fakes import (
+    HEADER,
+    make_event,
+    make_header,
+    make_rotate,
+    numbered,
+    rotate_target,
+)
 
 BASE = f"relay-bin-{CHANNEL}"
 FIRST = f"{BASE}.000001"
@@ -120,6 +127,29 @@ def test_rotation_by_size(relay_log: RelayLog) -> None:
         assert 1000 < size <= 1000 + 100 + 19 + 8 + len(name)
     bodies = [e[2] for e in _events(relay_log) if e[1] == EventType.QUERY]
     assert bodies == [numbered(i, 100) for i in range(40)]
+
+
+def test_a_header_made_inside_append_many_learns_how_much_of_the_batch_is_written(
+    relay_log: RelayLog,
+) -> None:
+    """The receiver names in each new file's Previous_gtids the transactions that ended in
+    the batch's part written before it: the header callback reads ``batch_written``."""
+    seen: list[int] = []
+
+    def header() -> bytes:
+        seen.append(writer.batch_written)
+        return make_header()
+
+    writer = RelayLogWriter(relay_log, make_header=header, make_rotate=make_rotate,
+                            max_size=250)  # fmt: skip
+    with writer:
+        # Each file: 90 bytes of magic and header, then two events of 100 bytes.
+        writer.append_many([numbered(i, 100) for i in range(8)])
+        assert writer.batch_written == 0
+        writer.rotate()
+    # At open; after events 2, 4 and 6 (each past 250 bytes); after the 8th, at the end of
+    # the batch; an explicit rotation outside a batch.
+    assert seen == [0, 2, 4, 6, 8, 0]
 
 
 def test_max_size_zero_means_the_default(relay_log: RelayLog) -> None:

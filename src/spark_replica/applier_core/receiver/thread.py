@@ -110,9 +110,6 @@ class Receiver:
         self.timeout = float(context.settings.get_int("replica_net_timeout"))
         self.relay_log = context.relay_logs.get(self.name)
         self.received = GtidSet.parse(context.status.snapshot().received_transaction_set)
-        # The receiver thread's: ``received`` and the transactions whose last event is handed
-        # to the writer, not yet published (a new file's Previous_gtids).
-        self._whole = self.received.copy()
         self._waited_for_space = False  # the receiver thread's: a full disk was waited for
         # _lock guards _client and _started against a concurrent stop.
         self._lock = threading.Lock()
@@ -211,7 +208,6 @@ class Receiver:
         )
         self._drop_client()
         writer.close()
-        self._whole = self.received.copy()
         self._ended_since.clear()
         self._waited_for_space = True
         return not self._stop.wait(DISK_FULL_RETRY)
@@ -337,16 +333,9 @@ class Receiver:
         self, writer: RelayLogWriter, pending: list[bytes], queueing: TransactionInfo
     ) -> None:
         """Append and publish the ``pending`` events, and count the transactions they ended
-        as received once published. Each is noted as whole right after its last event is
-        handed to the writer, so that a relay log file the writer starts on the way has the
-        exact set in its Previous_gtids (the writer flushes a file before it starts the next).
-        """
-        written = 0
-        for (uuid, gno), end in self._ended_since:
-            writer.append_many(pending[written:end], flush=False)
-            self._whole.add(uuid, "", gno)
-            written = end
-        writer.append_many(pending[written:])
+        as received once published (a relay log file the writer starts on the way names
+        those before it in its Previous_gtids: see ``_relay_header``)."""
+        writer.append_many(pending)
         pending.clear()
         if self._waited_for_space:  # the disk has room again: the error is over
             self._waited_for_space = False
@@ -390,14 +379,22 @@ class Receiver:
 
     def _relay_header(self) -> bytes:
         """A new relay log file's Format_description and Previous_gtids (every GTID received
-        before the file: what ``retrieved_gtids`` reads back after a restart)."""
+        before the file: what ``retrieved_gtids`` reads back after a restart). The file may
+        start in the middle of a batch being published: the transactions whose last event
+        is in the batch's part written before it count too."""
+        whole = self.received.copy()
+        written = self._writer.batch_written if self._writer is not None else 0
+        for (uuid, gno), end in self._ended_since:
+            if end > written:
+                break
+            whole.add(uuid, "", gno)
         fde = FormatDescription.for_server(
             RELAY_SERVER_VERSION, server_id=self.server_id, flags=EventFlag.RELAY_LOG
         )
         data = encode_event_at(fde, 4, checksum=True)
         header = make_header(EventType.PREVIOUS_GTIDS, server_id=self.server_id,
                              flags=EventFlag.RELAY_LOG)  # fmt: skip
-        previous = PreviousGtids(header, self._whole.copy())
+        previous = PreviousGtids(header, whole)
         return data + encode_event_at(previous, 4 + len(data), checksum=True)
 
     def _rotate_event(self, next_name: str) -> bytes:

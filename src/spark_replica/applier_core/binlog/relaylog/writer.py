@@ -60,7 +60,8 @@ class RelayLogWriter:
     Args:
         relay_log: an open ``RelayLog``; it accepts one writer at a time.
         make_header: returns the events that start every new file, after the magic number
-            (they land at offset 4).
+            (they land at offset 4). When ``append_many`` rotates, ``batch_written`` tells
+            it how many of the batch's events went into the files before.
         make_rotate: returns the ROTATE event naming the next file. While it runs,
             ``position`` is where that event will be written.
         max_size: max_relay_log_size; a file is rotated once an append takes it past this
@@ -88,6 +89,7 @@ class RelayLogWriter:
         self._published = 0
         self._written_type: int | None = None
         self._published_type: int | None = None
+        self._batch_written = 0
 
     def __repr__(self) -> str:
         where = f" {self._entry.name}:{self._written}" if self._entry else ""
@@ -100,6 +102,11 @@ class RelayLogWriter:
     @property
     def file_name(self) -> str:
         return self._entry.name if self._entry else ""
+
+    @property
+    def batch_written(self) -> int:
+        """While ``append_many`` rotates: how many of its events are written; else 0."""
+        return self._batch_written
 
     @property
     def position(self) -> RelayCoordinate:
@@ -238,18 +245,23 @@ class RelayLogWriter:
                 raise BinlogError(f"cannot append {len(event)} bytes as an event",
                                   file=self.file_name, position=self._written)  # fmt: skip
         first, size = 0, self._written
-        for number, event in enumerate(events, 1):
-            size += len(event)
-            if size > self.max_size and number < len(events):
-                self._write_events(events[first:number])
+        try:
+            for number, event in enumerate(events, 1):
+                size += len(event)
+                if size > self.max_size and number < len(events):
+                    self._write_events(events[first:number])
+                    self._batch_written = number
+                    self.rotate()
+                    first, size = number, self._written
+            self._write_events(events[first:])
+            end = RelayCoordinate(self.file_name, self._written)
+            if flush:
+                self.flush()
+            if self._written > self.max_size:
+                self._batch_written = len(events)
                 self.rotate()
-                first, size = number, self._written
-        self._write_events(events[first:])
-        end = RelayCoordinate(self.file_name, self._written)
-        if flush:
-            self.flush()
-        if self._written > self.max_size:
-            self.rotate()
+        finally:
+            self._batch_written = 0
         return end
 
     def flush(self) -> None:
