@@ -53,6 +53,8 @@ STEPS = (
     Step("big-transaction-spark", "bench_big_transaction.py", ("--engine", "spark")),
     Step("clients", "bench_clients.py"),
     Step("receiver", "bench_receiver.py", writes_json=False, has_quick=False),
+    # The floor under any two-thread applier here: the CSA's hand-over cost beside it.
+    Step("handoff", "bench_handoff.py", writes_json=False),
     Step("frontend", "bench_frontend.py", writes_json=False, has_quick=False),
 )  # fmt: skip
 QUICK_ARGUMENTS = {

@@ -18,6 +18,8 @@ def test_the_suite_runs_each_script_with_its_sizes_and_json(tmp_path: Path) -> N
         full = suite.command(steps["drain-commit-order"], tmp_path, quick=False)
         quick = suite.command(steps["drain-commit-order"], tmp_path, quick=True)
         receiver = suite.command(steps["receiver"], tmp_path, quick=True)
+        handoff = suite.command(steps["handoff"], tmp_path, quick=False)
+        handoff_quick = suite.command(steps["handoff"], tmp_path, quick=True)
         lag = suite.command(steps["lag"], tmp_path, quick=False)
         lag_quick = suite.command(steps["lag"], tmp_path, quick=True)
     assert full == [sys.executable, str(BENCH / "bench_applier.py"), "--transactions", "20000",
@@ -26,6 +28,7 @@ def test_the_suite_runs_each_script_with_its_sizes_and_json(tmp_path: Path) -> N
     assert quick[2:] == ["--workloads", "uniform", "--dependency", "commit_order", "--quick",
                          "--json", str(tmp_path / "drain-commit-order.json")]  # fmt: skip
     assert receiver[2:] == ["--transactions", "300", "--rounds", "1"]  # no JSON, no --quick
+    assert (handoff[2:], handoff_quick[2:]) == ([], ["--quick"])  # its defaults, no JSON
     assert lag[2:4] == ["--loads", "0.5,0.9,1.1,1.5,2"]  # overload shown beyond 110 %
     assert "--loads" not in lag_quick  # --quick's single load
     assert all((BENCH / step.script).is_file() for step in steps.values())
