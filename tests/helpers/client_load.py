@@ -66,43 +66,53 @@ def percentile(ordered: Sequence[float], share: float) -> float:
 
 @dataclass
 class LoadReport:
-    """What the clients saw: latencies (seconds) by statement kind, and errors."""
+    """What the clients saw: latencies (seconds) by statement kind, when each statement was
+    sent (seconds after the clients started, in the same order), and errors."""
 
     clients: int
     seconds: float = 0.0
     latencies: dict[str, list[float]] = field(default_factory=dict)
+    sent: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     @property
     def statements(self) -> int:
         return sum(len(v) for v in self.latencies.values())
 
-    def figures(self, kind: str | None = None) -> dict[str, float]:
+    def figures(self, kind: str | None = None, *, after: float = 0.0) -> dict[str, float]:
         """Count, p50, p99 and max latency (milliseconds) and statements/s, of one kind of
-        statement or of all."""
-        values = self.latencies.get(kind, []) if kind else sum(self.latencies.values(), [])
+        statement or of all; with ``after``, of those sent that many seconds or more after
+        the start (all clients start at once: their first statements queue together)."""
+        kinds = [kind] if kind in self.latencies else [] if kind else list(self.latencies)
+        values = [
+            latency
+            for name in kinds
+            for latency, sent in zip(self.latencies[name], self.sent[name], strict=True)
+            if sent >= after
+        ]
         ordered = sorted(values)
+        seconds = self.seconds - after
         return {
             "statements": len(ordered),
-            "per_second": len(ordered) / self.seconds if self.seconds else 0.0,
+            "per_second": len(ordered) / seconds if seconds > 0 else 0.0,
             "p50_ms": 1000 * percentile(ordered, 0.50),
             "p99_ms": 1000 * percentile(ordered, 0.99),
             "max_ms": 1000 * (ordered[-1] if ordered else 0.0),
         }
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, *, after: float = 0.0) -> dict[str, Any]:
         return {
             "clients": self.clients,
             "seconds": self.seconds,
             "errors": len(self.errors),
-            "all": self.figures(),
-            "by_kind": {kind: self.figures(kind) for kind in sorted(self.latencies)},
+            "all": self.figures(after=after),
+            "by_kind": {kind: self.figures(kind, after=after) for kind in sorted(self.latencies)},
         }
 
-    def lines(self) -> list[str]:
+    def lines(self, *, after: float = 0.0) -> list[str]:
         """The figures as text, one line per kind of statement and one for all."""
-        rows = [(kind, self.figures(kind)) for kind in sorted(self.latencies)]
-        rows.append(("all", self.figures()))
+        rows = [(kind, self.figures(kind, after=after)) for kind in sorted(self.latencies)]
+        rows.append(("all", self.figures(after=after)))
         return [
             f"{kind:<24} {f['statements']:>7.0f} statements {f['per_second']:>8.1f}/s  "
             f"p50 {f['p50_ms']:>8.1f} ms  p99 {f['p99_ms']:>8.1f} ms  max {f['max_ms']:>8.1f} ms"
@@ -129,11 +139,17 @@ def run_load(
         raise ValueError("give statements, stop, or both")
     report = LoadReport(clients)
     lock = threading.Lock()  # guards report.latencies and report.errors
-    ready = threading.Barrier(clients + 1, timeout=timeout)
+    began = [0.0]  # when the clients were let go: set by the barrier before it releases them
+
+    def let_go() -> None:
+        began[0] = time.perf_counter()
+
+    ready = threading.Barrier(clients + 1, action=let_go, timeout=timeout)
     options = {} if password is None else {"password": password}
 
     def client(number: int) -> None:
         timings: dict[str, list[float]] = {}
+        sent_at: dict[str, list[float]] = {}
         failures: list[str] = []
         try:
             conn = connect(port, connect_timeout=timeout, **options)
@@ -157,12 +173,14 @@ def run_load(
                     failures.append(f"client {number}: {statement.sql}: {error!r}")
                     continue
                 timings.setdefault(statement.kind, []).append(time.perf_counter() - started)
+                sent_at.setdefault(statement.kind, []).append(started - began[0])
         finally:
             if conn is not None:
                 conn.close()
             with lock:
                 for kind, values in timings.items():
                     report.latencies.setdefault(kind, []).extend(values)
+                    report.sent.setdefault(kind, []).extend(sent_at[kind])
                 report.errors.extend(failures)
 
     threads = [
@@ -171,13 +189,12 @@ def run_load(
     for thread in threads:
         thread.start()
     ready.wait()
-    began = time.monotonic()
     if started is not None:
         started.set()
-    deadline = began + timeout
+    deadline = began[0] + timeout
     for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    report.seconds = time.monotonic() - began
+        thread.join(max(0.0, deadline - time.perf_counter()))
+    report.seconds = time.perf_counter() - began[0]
     hung = [t.name for t in threads if t.is_alive()]
     if hung:
         report.errors.append(f"clients still waiting after {timeout:.0f} s: {hung}")
