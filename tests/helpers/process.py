@@ -24,9 +24,13 @@ START_TIMEOUT = 120.0
 class ServerProcess:
     """A running ``spark-replica serve``; ``port`` is where it listens."""
 
-    def __init__(self, data_dir: Path, config_file: Path | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, config_file: Path | None = None, *, skip_replica_start: bool = True
+    ) -> None:
         command = [sys.executable, "-m", "spark_replica.server.cli", "serve",
                    "--data-dir", str(data_dir), "--port", "0", "--bind", "127.0.0.1"]  # fmt: skip
+        if skip_replica_start:  # as MySQL's own replication tests run their servers
+            command.append("--skip-replica-start")
         if config_file is not None:
             command += ["--config", str(config_file)]
         env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": ROOT_PASSWORD}
@@ -59,8 +63,10 @@ class ServerProcess:
 
 
 @contextmanager
-def server_process(data_dir: Path, config_file: Path | None = None) -> Iterator[ServerProcess]:
-    server = ServerProcess(data_dir, config_file)
+def server_process(
+    data_dir: Path, config_file: Path | None = None, *, skip_replica_start: bool = True
+) -> Iterator[ServerProcess]:
+    server = ServerProcess(data_dir, config_file, skip_replica_start=skip_replica_start)
     try:
         yield server
     finally:

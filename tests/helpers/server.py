@@ -21,6 +21,9 @@ READER = UserConfig("reader", "reader-secret", "read_only")
 def running_server(
     data_dir: Path, components: Components | ComponentsFactory | None = None, **config: Any
 ) -> Iterator[BackgroundServer]:
+    """An in-process server; channels wait for START REPLICA after a restart (as MySQL's own
+    replication tests run their servers) unless ``skip_replica_start=False`` is given."""
+    config.setdefault("skip_replica_start", True)
     settings = ServerConfig(
         bind="127.0.0.1",
         port=0,
@@ -32,6 +35,16 @@ def running_server(
     server = BackgroundServer(ReplicaServer(settings, components, announce=lambda _: None))
     with server:
         yield server
+
+
+@contextmanager
+def server_cursor(
+    data_dir: Path, components: Components | ComponentsFactory | None = None, **config: Any
+) -> Iterator[Any]:
+    """``running_server`` and a cursor of a root connection to it."""
+    with running_server(data_dir, components, **config) as server, connect(server.port) as conn:
+        with conn.cursor() as cursor:
+            yield cursor
 
 
 def connect(port: int, user: str = "root", password: str = ROOT_PASSWORD, **kwargs: Any) -> Any:

@@ -365,10 +365,11 @@ def test_persisted_values_load_back() -> None:
         }
     )
     first.set_internal("gtid_executed", "not persisted")
+    first.set_internal("skip_replica_start", 1)  # from the configuration, at each start
     stored = first.persistable()
     assert all(isinstance(text, str) for text in stored.values())
-    assert "gtid_executed" not in stored
-    assert NOT_PERSISTED == frozenset({"gtid_executed"})
+    assert "gtid_executed" not in stored and "skip_replica_start" not in stored
+    assert NOT_PERSISTED == frozenset({"gtid_executed", "skip_replica_start"})
     second = SystemVariables(stored)
     assert second.get("replica_parallel_workers") == 12
     assert second.get("replica_preserve_commit_order") == 0
@@ -377,7 +378,8 @@ def test_persisted_values_load_back() -> None:
     assert second.get("max_relay_log_size") == 8192
     assert second.get("server_uuid") == first.get("server_uuid")
     assert second.get("gtid_executed") == ""
-    assert second.snapshot() == {**first.snapshot(), "gtid_executed": ""}
+    assert second.get("skip_replica_start") == 0
+    assert second.snapshot() == {**first.snapshot(), "gtid_executed": "", "skip_replica_start": 0}
 
 
 def test_unknown_persisted_names_are_ignored() -> None:

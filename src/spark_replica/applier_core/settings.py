@@ -86,6 +86,8 @@ DEFINITIONS: dict[str, VariableDef] = {
         VariableDef("server_uuid", VarKind.STRING, "", read_only=True),
         VariableDef("gtid_mode", VarKind.ENUM, "ON", choices=GTID_MODES),
         VariableDef("gtid_executed", VarKind.STRING, "", read_only=True),
+        # Set from the server's configuration at start (server/config.py).
+        VariableDef("skip_replica_start", VarKind.BOOLEAN, 0, read_only=True),
     )
 }
 
@@ -96,10 +98,13 @@ ALIASES = {
     if name.startswith("replica_")
     and name != "replica_max_allowed_packet"
     and not name.startswith("replica_applier_")  # our own: no MySQL 8.0 name
-} | {"slave_max_allowed_packet": "replica_max_allowed_packet"}
+} | {
+    "slave_max_allowed_packet": "replica_max_allowed_packet",
+    "skip_slave_start": "skip_replica_start",
+}
 
 #: Values a statement may not persist: derived from other state or generated once.
-NOT_PERSISTED = frozenset({"gtid_executed"})
+NOT_PERSISTED = frozenset({"gtid_executed", "skip_replica_start"})
 
 
 def resolve(name: str) -> tuple[VariableDef, list[Diagnostic]]:

@@ -75,6 +75,7 @@ class ReplicaServer:
         self.store = store
         persisted = store.load_variables()
         settings = SystemVariables(persisted)
+        settings.set_internal("skip_replica_start", int(self.config.skip_replica_start))
         if "server_uuid" not in persisted:
             store.save_variables({"server_uuid": settings.get_str("server_uuid")})
         components = self._components
@@ -130,6 +131,10 @@ class ReplicaServer:
         )
         await self._server.start_server(host=self.config.bind, port=self.config.port)
         logger.info("listening on %s:%d", self.config.bind, self.port)
+        if not self.config.skip_replica_start:
+            started = await asyncio.to_thread(context.service.start_with_server)
+            if started:
+                logger.info("channels started with the server: %s", ", ".join(started))
 
     @property
     def port(self) -> int:

@@ -36,6 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
             spark_master=args.spark_master,
             ssl_cert=args.ssl_cert,
             ssl_key=args.ssl_key,
+            skip_replica_start=args.skip_replica_start,
         )
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--spark-master", help="spark.master (default local[2])")
     serve.add_argument("--ssl-cert", help="TLS certificate (PEM) offered to clients")
     serve.add_argument("--ssl-key", help="the certificate's private key (PEM)")
+    serve.add_argument("--skip-replica-start", action="store_true", default=None,
+                       help="leave channels stopped at server start (MySQL's option)")  # fmt: skip
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
     demo.add_arguments(commands.add_parser("demo", help="a source, a replica, replication"))

@@ -3,7 +3,7 @@
 Environment: SPARK_REPLICA_BIND, SPARK_REPLICA_PORT, SPARK_REPLICA_DATA_DIR,
 SPARK_REPLICA_METADATA_URL, SPARK_REPLICA_ROOT_PASSWORD, SPARK_REPLICA_CONFIG,
 SPARK_REPLICA_ENGINE, SPARK_REPLICA_SPARK_MASTER, SPARK_REPLICA_WAREHOUSE,
-SPARK_REPLICA_SSL_CERT, SPARK_REPLICA_SSL_KEY.
+SPARK_REPLICA_SSL_CERT, SPARK_REPLICA_SSL_KEY, SPARK_REPLICA_SKIP_REPLICA_START.
 
 TOML::
 
@@ -14,6 +14,7 @@ TOML::
     engine = "spark"            # or "memory": tables kept in memory only
     ssl_cert = "server-cert.pem"    # TLS for clients (PEM); both or neither; empty: no TLS
     ssl_key = "server-key.pem"
+    skip_replica_start = false  # true: channels wait for START REPLICA after a restart
 
     [spark]
     master = "local[2]"         # or spark://host:7077, yarn, k8s://...
@@ -91,6 +92,8 @@ class ServerConfig:
     #: both empty: no TLS.
     ssl_cert: str = ""
     ssl_key: str = ""
+    #: MySQL's skip_replica_start: False starts every configured channel with the server.
+    skip_replica_start: bool = False
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The server-side TLS context (TLS 1.2 or later); None without TLS.
@@ -134,6 +137,7 @@ def load_config(
     spark_master: str | None = None,
     ssl_cert: str | None = None,
     ssl_key: str | None = None,
+    skip_replica_start: bool | None = None,
     environ: dict[str, str] | None = None,
 ) -> ServerConfig:
     """Merge flags (highest), environment, and the TOML file (lowest)."""
@@ -179,9 +183,30 @@ def load_config(
         spark=spark,
         ssl_cert=str(pick(ssl_cert, "SPARK_REPLICA_SSL_CERT", "ssl_cert", "")),
         ssl_key=str(pick(ssl_key, "SPARK_REPLICA_SSL_KEY", "ssl_key", "")),
+        skip_replica_start=_boolean(
+            pick(
+                skip_replica_start, "SPARK_REPLICA_SKIP_REPLICA_START", "skip_replica_start", False
+            ),
+            "skip_replica_start",
+        ),
     )
     config.ssl_context()  # a clear error now rather than at the first TLS client
     return config
+
+
+_TRUE = ("1", "true", "on", "yes")
+_FALSE = ("0", "false", "off", "no")
+
+
+def _boolean(value: object, name: str) -> bool:
+    """A boolean setting: a TOML boolean, or (from a flag or the environment) any spelling
+    MySQL's option files accept for one."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise ConfigError(f"{name} must be true or false: {value!r}")
 
 
 def _spark(raw: object) -> SparkConfig:

@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         replica = Child("the replica server", [
             "serve", "--data-dir", str(root / "replica"), "--port", "0",
             "--bind", "127.0.0.1", "--engine", args.engine,
+            "--skip-replica-start",  # the demo configures and starts the channel itself
         ], root / "replica.log", env)  # fmt: skip
         children.append(replica)
         print(f"demo: replica server on 127.0.0.1:{replica.port} (root / {password}), "

@@ -83,6 +83,26 @@ class ReplicationService:
             return
         channel.status.update(received_transaction_set=gtids.format(","))
 
+    def start_with_server(self) -> list[str]:
+        """skip_replica_start=OFF, at server start: every channel with a source configured
+        starts both threads, as START REPLICA FOR CHANNEL does (whether or not it ran
+        before the server stopped, as in MySQL). A channel that cannot start is logged and
+        left stopped: the server starts anyway. Returns the channels started."""
+        started = []
+        for channel in list(self.manager):
+            if not channel.config.connection.configured:
+                continue
+            both = frozenset({ThreadType.IO, ThreadType.SQL})
+            statement = StartReplica(both, None, None, None, None, None, channel.name)
+            try:
+                self.start_replica(statement)
+            except ReplicaError as exc:
+                logger.error("Replica channel '%s' did not start with the server: %s",
+                             channel.name, exc.message)  # fmt: skip
+                continue
+            started.append(channel.name)
+        return started
+
     def _new_channel_config(self, name: str) -> ChannelConfig:
         workers = self.settings.get_int("replica_parallel_workers")
         return ChannelConfig(name, applier=ApplierSettings(applier_worker_count=workers))
