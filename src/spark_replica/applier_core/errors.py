@@ -64,12 +64,14 @@ class ErrorCode(enum.IntEnum):
     WARN_DEPRECATED_SYNTAX = 1287
     OPTION_PREVENTS_STATEMENT = 1290
     TRUNCATED_WRONG_VALUE = 1292
+    SP_DOES_NOT_EXIST = 1305
     QUERY_INTERRUPTED = 1317
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
     TABLE_DEF_CHANGED = 1412
     WRONG_VALUE = 1525
     ONLY_INTEGERS_ALLOWED = 1578
+    WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
     REPLICA_HEARTBEAT_VALUE_OUT_OF_RANGE = 1624
     REPLICA_IGNORE_SERVER_IDS = 1650
     REPLICA_HEARTBEAT_VALUE_OUT_OF_RANGE_MIN = 1703
@@ -230,6 +232,11 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.WRONG_TYPE_FOR_VAR: ("42000", "Incorrect argument type to variable '%-.64s'"),
     ErrorCode.NOT_SUPPORTED_YET: ("42000", "This version of MySQL doesn't yet support '%s'"),
+    ErrorCode.SP_DOES_NOT_EXIST: ("42000", "%s %s does not exist"),
+    ErrorCode.WRONG_PARAMCOUNT_TO_NATIVE_FCT: (
+        "42000",
+        "Incorrect parameter count in the call to native function '%-.192s'",
+    ),
     ErrorCode.SOURCE_FATAL_ERROR_READING_BINLOG: (
         "HY000",
         "Got fatal error %d from source when reading data from binary log: '%-.512s'",

@@ -174,6 +174,17 @@ class AsyncServer(Protocol):
     def port(self) -> int: ...
 
 
+async def _cancel_remaining_tasks() -> None:
+    """What ``asyncio.run`` does at its end: cancel the tasks still running (a client whose
+    statement waits, WAIT_FOR_EXECUTED_GTID_SET) and let them finish, rather than leave them
+    to be destroyed with the loop."""
+    current = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class BackgroundServer:
     """Runs a server (a ``ReplicaServer`` or any ``AsyncServer``) on its own event loop
     thread, for tests, benchmarks and embedding."""
@@ -196,6 +207,7 @@ class BackgroundServer:
         self._started.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self.server.close())
+        self._loop.run_until_complete(_cancel_remaining_tasks())
         self._loop.run_until_complete(self._loop.shutdown_default_executor())
         self._loop.close()
 

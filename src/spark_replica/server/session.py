@@ -32,6 +32,7 @@ from spark_replica.applier_core.errors import (
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
+from spark_replica.server.gtid_wait import wait_executed
 from spark_replica.server.user_queries import QueryTurns, run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables, character_set
 from spark_replica.server.wire import to_mysql_error
@@ -46,8 +47,10 @@ from spark_replica.sql_handlers import (
     parse_replication_statement,
     parse_set,
     query_virtual_tables,
+    reads_no_table,
     static_select,
 )
+from spark_replica.sql_handlers.gtid_functions import waits
 from spark_replica.sql_handlers.parser.statements import ShowReplicaStatus
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
@@ -239,8 +242,13 @@ class ReplicaSession(Session):
         return await q.next()
 
     async def _static_query_middleware(self, q: Query) -> AllowedResult:
-        """SELECT without tables (``SELECT 1``); the executor's failures as MySQL errors."""
-        answer = static_select(q.expression)
+        """SELECT without tables (``SELECT 1``); the executor's failures as MySQL errors.
+        WAIT_FOR_EXECUTED_GTID_SET calls are waited for first, off the event loop."""
+        if reads_no_table(q.expression):
+            for wait in waits(q.expression):
+                result = await wait_executed(self.context.manager.executed, wait)
+                q.expression = wait.answer(q.expression, result)
+        answer = static_select(q.expression, self.database)
         return await q.next() if answer is None else answer
 
     async def _virtual_tables_middleware(self, q: Query) -> AllowedResult:

@@ -17,6 +17,7 @@ from spark_replica.sql_handlers.parser.limit_clause import (
 from spark_replica.sql_handlers.replication.service import ReplicationService as ReplicationService
 from spark_replica.sql_handlers.set_statement import parse_set as parse_set
 from spark_replica.sql_handlers.virtual_query import executor_error as executor_error
+from spark_replica.sql_handlers.virtual_query import reads_no_table as reads_no_table
 from spark_replica.sql_handlers.virtual_query import static_select as static_select
 
 __all__ = [
@@ -33,5 +34,6 @@ __all__ = [
     "parse_replication_statement",
     "parse_set",
     "query_virtual_tables",
+    "reads_no_table",
     "static_select",
 ]

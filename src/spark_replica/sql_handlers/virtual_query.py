@@ -27,6 +27,8 @@ from sqlglot.errors import ExecuteError, OptimizeError
 from sqlglot.executor import execute
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.sql_handlers.gtid_functions import evaluate_gtid_functions
+from spark_replica.sql_handlers.mysql_functions import MYSQL_FUNCTIONS
 from spark_replica.sql_handlers.tables.definitions import Column, TableDef, ValueKind, get_table
 from spark_replica.sql_handlers.virtual_fast import compile_select
 
@@ -64,6 +66,7 @@ _UNKNOWN = re.compile(r"Unknown column: (.*)")
 _UNKNOWN_POSITION = re.compile(r"Unknown output column: (.*)")
 _UNKNOWN_TABLE = re.compile(r"Unknown table: (.*)")
 _STEP = re.compile(r"^Step '.*?' failed: ")
+_MISSING_FUNCTION = re.compile(r"name '(\w+)' is not defined")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,28 +148,38 @@ def run(
     return run_on_executor(expression, tables, source, database)
 
 
-def static_select(expression: exp.Expression) -> tuple[list[tuple[object, ...]], list[str]] | None:
+def static_select(
+    expression: exp.Expression, database: str | None = None
+) -> tuple[list[tuple[object, ...]], list[str]] | None:
     """Answer a SELECT that reads no table (``SELECT 1``, ``SELECT @@version``,
     ``SELECT 1 FROM DUAL WHERE 1 = 0``, with any clause) on sqlglot's executor, as mysql-mimic
-    does, with the executor's failures worded as MySQL errors (1054 for an unknown column, in
-    the clause that names it); ``None`` for other queries.
+    does, with MySQL's GTID functions (``gtid_functions.py``) and the executor's failures
+    worded as MySQL errors (1054 for an unknown column, in the clause that names it; 1305 for
+    an unknown function, ``database`` being the session's); ``None`` for other queries.
     """
-    if not isinstance(expression, exp.Select):
+    if not reads_no_table(expression):
         return None
     tables = list(expression.find_all(exp.Table))
-    if not all(_is_dual(table) for table in tables):
-        return None
-    query = expression
+    query: exp.Expression = expression
     if tables:  # FROM DUAL: MySQL's name for "no table"
         query = expression.copy()
         query.set("from_", None)
         if query.find(exp.Table):
             return None
+    if query.find(exp.Anonymous):  # a function sqlglot does not know: maybe one of ours
+        query = evaluate_gtid_functions(query.copy() if query is expression else query)
     try:
         result = execute(query)
     except (ExecuteError, OptimizeError) as e:
-        raise executor_error(e, expression) from e
+        raise executor_error(e, expression, database) from e
     return [tuple(row) for row in result.rows], list(result.columns)
+
+
+def reads_no_table(expression: exp.Expression) -> bool:
+    """A SELECT without tables, or FROM DUAL only."""
+    return isinstance(expression, exp.Select) and all(
+        _is_dual(table) for table in expression.find_all(exp.Table)
+    )
 
 
 def _is_dual(table: exp.Table) -> bool:
@@ -371,11 +384,17 @@ def _mysql_value(value: object) -> object:
     return value
 
 
-def executor_error(error: Exception, original: exp.Expression) -> ReplicaError:
+def executor_error(
+    error: Exception, original: exp.Expression, database: str | None = None
+) -> ReplicaError:
     """The MySQL error for a failure of sqlglot's executor on the query ``original``: 1054
-    for an unknown column, 1051 for an unknown table qualifier, 1105 with the executor's text
-    for an expression it cannot evaluate."""
+    for an unknown column, 1051 for an unknown table qualifier, a function it has no code
+    for as ``function_error`` says, 1105 with the executor's text for an expression it
+    cannot evaluate."""
     text = str(error)
+    missing = _MISSING_FUNCTION.search(text)
+    if missing:
+        return function_error(original, missing.group(1), database)
     table = _UNKNOWN_TABLE.match(text)
     if table:
         return ReplicaError.from_code(ErrorCode.BAD_TABLE_ERROR, table.group(1))
@@ -397,6 +416,34 @@ def executor_error(error: Exception, original: exp.Expression) -> ReplicaError:
     clause, qualifier = found if found else ("field list", qualifier)
     shown = f"{qualifier}.{name}" if qualifier else name
     return ReplicaError.from_code(ErrorCode.BAD_FIELD_ERROR, shown.lower(), clause)
+
+
+def function_error(
+    original: exp.Expression, executor_name: str, database: str | None
+) -> ReplicaError:
+    """A function of ``original`` the executor has no code for (it names it
+    ``executor_name``): a name MySQL does not know is 1305 ``FUNCTION db.name does not
+    exist`` (1046 without a current database, as MySQL looks it up as a stored function);
+    a MySQL function is 1235, naming it."""
+    for function in original.find_all(exp.Func):
+        if isinstance(function, exp.Anonymous):
+            name = function.name
+            if name.upper() != executor_name.upper():
+                continue
+            if name.upper() not in MYSQL_FUNCTIONS:
+                if not database:
+                    return ReplicaError.from_code(ErrorCode.NO_DB_ERROR)
+                return ReplicaError.from_code(
+                    ErrorCode.SP_DOES_NOT_EXIST, "FUNCTION", f"{database}.{name}"
+                )
+        elif function.key.upper() == executor_name.upper():
+            name = function.sql(dialect="mysql").split("(", 1)[0]
+        else:
+            continue
+        return ReplicaError.from_code(
+            ErrorCode.NOT_SUPPORTED_YET, f"{name.upper()}() in a SELECT without tables"
+        )
+    return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, f"cannot evaluate {executor_name}")
 
 
 def _clause_of(original: exp.Expression, name: str, qualifier: str) -> tuple[str, str] | None:
