@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,43 @@ def test_a_shutdown_ends_a_wait_without_timeout(
     assert len(answers) == 1 and isinstance(answers[0], pymysql.MySQLError)
     gc.collect()
     assert "Task was destroyed but it is pending" not in caplog.text
+
+
+def test_kill_query_ends_a_wait(tmp_path: Path) -> None:
+    """KILL QUERY from another connection ends a wait without timeout with 1317, as in MySQL
+    (mysql-mimic alone sends 3169); the waiting client's connection goes on."""
+    with running_server(tmp_path / "data") as server:
+        executed_gtids = server.server.context.manager.executed  # type: ignore[attr-defined]
+        waiting = connect(server.port)
+        answers: list[Any] = []
+
+        def run() -> None:
+            try:
+                with waiting.cursor() as cursor:
+                    cursor.execute(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{NEVER}')")
+                    answers.append(cursor.fetchall())
+            except pymysql.MySQLError as error:
+                answers.append(error)
+
+        waiter = threading.Thread(target=run, name="gtid-waiter")
+        waiter.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not executed_gtids.waiting():  # the server waits for the set now
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            with connect(server.port) as conn, conn.cursor() as cursor:
+                cursor.execute(f"KILL QUERY {waiting.thread_id()}")
+            waiter.join(30)
+            assert not waiter.is_alive()
+            assert len(answers) == 1 and isinstance(answers[0], pymysql.MySQLError)
+            error = answers[0]
+            assert (error.args, error.sqlstate) == (
+                (1317, "Query execution was interrupted"),
+                "70100",
+            )
+            with waiting.cursor() as cursor:
+                cursor.execute("SELECT 1")
+                assert cursor.fetchall() == ((1,),)
+        finally:
+            waiting.close()

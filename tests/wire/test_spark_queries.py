@@ -179,6 +179,7 @@ def test_kill_query_cancels_the_spark_job(replicated: Any) -> None:
             cursor.execute("SELECT COUNT(*) FROM shop.sbtest1")
             assert cursor.fetchone()[0] > 0
         assert failure and isinstance(failure[0], pymysql.err.MySQLError)
+        assert failure[0].args == (1317, "Query execution was interrupted")
     finally:
         heavy.close()
 

@@ -103,6 +103,11 @@ class ExecutedGtids:
             finally:
                 self._waiters.remove(waiter)
 
+    def waiting(self) -> int:
+        """How many threads wait in ``wait_for`` now (a client's WAIT_FOR_EXECUTED_GTID_SET)."""
+        with self._lock:
+            return len(self._waiters)
+
     def snapshot(self) -> GtidSet:
         with self._lock:
             return self._set.copy()

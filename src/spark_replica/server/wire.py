@@ -10,6 +10,8 @@ connection fixes real clients need.
 - The result-set terminator carries 0 affected rows, as MySQL sends it (MariaDB Connector/J
   fails on anything else).
 - COM_STMT_PREPARE sends no EOF after the parameters when the client asked for DEPRECATE_EOF.
+- A statement ended by KILL QUERY gets 1317 ``Query execution was interrupted`` (SQLSTATE
+  70100), as from MySQL; mysql-mimic sends 3169 "Query was killed".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from mysql_mimic import ResultSet
 from mysql_mimic import errors as mimic_errors
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.connection import Connection
+from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.prepared import PreparedStatement
 from sqlglot.errors import ParseError as SqlglotParseError
@@ -121,6 +124,11 @@ class ReplicaConnection(Connection):
         return super().ok_or_eof(0, last_insert_id, warnings or warning_count, flags)
 
     def error(self, **kwargs: Any) -> bytes:
+        killed = kwargs.get("code") == mimic_errors.ErrorCode.SESSION_WAS_KILLED
+        if killed and self._kill is KillKind.QUERY:
+            interrupted = ErrorCode.QUERY_INTERRUPTED
+            kwargs["code"] = cast(mimic_errors.ErrorCode, int(interrupted))
+            kwargs["msg"] = format_message(interrupted)
         if "msg" in kwargs:
             kwargs["msg"] = encodable(str(kwargs["msg"]), self.server_charset)
         return super().error(**kwargs)
