@@ -16,7 +16,6 @@ from typing import Protocol
 
 import mysql_mimic.server
 from mysql_mimic import MysqlServer
-from mysql_mimic.control import LocalControl
 
 from spark_replica.applier_core.channels.components import Components
 from spark_replica.applier_core.channels.manager import ChannelManager
@@ -27,6 +26,7 @@ from spark_replica.metadata import MetadataStore, open_store
 from spark_replica.server import secrets_filter, tls
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
+from spark_replica.server.processlist import ReplicaControl
 from spark_replica.server.session import ReplicaSession
 from spark_replica.server.storage import close_engine, query_engine
 from spark_replica.server.user_queries import QueryTurns
@@ -45,6 +45,7 @@ class _Connection(ReplicaConnection):
         super().__init__(*args, **kwargs)
         peer = self.stream.writer.get_extra_info("peername")
         client_host.set(str(peer[0]) if peer else "localhost")
+        self.client_address = f"{peer[0]}:{peer[1]}" if peer else "localhost"
 
 
 class ReplicaServer:
@@ -125,7 +126,7 @@ class ReplicaServer:
         self._server = MysqlServer(
             session_factory=lambda: ReplicaSession(context, query_turns),
             # Connection ids stay below 2**31: Connector/J reads them as a signed int.
-            control=LocalControl(server_id=random.randrange(1, 1 << 15)),
+            control=ReplicaControl(server_id=random.randrange(1, 1 << 15)),
             identity_provider=ReplicaIdentityProvider(self.store),
             ssl=self.config.ssl_context(),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -33,6 +34,7 @@ from spark_replica.applier_core.errors import (
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
 from spark_replica.server.gtid_wait import wait_executed
+from spark_replica.server.processlist import ClientThread, ReplicaControl, processlist
 from spark_replica.server.user_queries import QueryTurns, run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables, character_set
 from spark_replica.server.wire import to_mysql_error
@@ -113,6 +115,9 @@ class ReplicaSession(Session):
         self._reporting = True
         #: User-defined variables (@name), by lower-case name.
         self.user_variables: dict[str, Any] = {}
+        # SHOW PROCESSLIST: the statement running (None between statements), and since when.
+        self._statement: str | None = None
+        self._since = time.monotonic()
         super().__init__(ReplicaSessionVariables(context.settings, self._counts))
         index = self.middlewares.index(self._info_schema_middleware)
         self.middlewares.insert(index, self._virtual_tables_middleware)
@@ -134,7 +139,26 @@ class ReplicaSession(Session):
         tls = bool(self._connection and self._connection.stream.writer.get_extra_info("sslcontext"))
         return ClientInfo(user, role == "admin", tls)
 
+    def thread(self) -> ClientThread:
+        """This connection as SHOW PROCESSLIST lists it."""
+        connection = self._connection
+        return ClientThread(
+            connection.connection_id if connection else 0,
+            self.username or "",
+            getattr(connection, "client_address", "localhost"),
+            self.database,
+            self._statement,
+            self._since,
+        )
+
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
+        self._statement, self._since = sql, time.monotonic()
+        try:
+            return await self._handle_query(sql, attrs)
+        finally:
+            self._statement, self._since = None, time.monotonic()
+
+    async def _handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
         normalized = " ".join(sql.split()).upper().rstrip(";").strip()
         self._reporting = not normalized.startswith(_DIAGNOSTIC_QUERIES)
         if self._reporting:
@@ -292,7 +316,9 @@ class ReplicaSession(Session):
         return catalog_snapshot(self.context.tables).info_schema
 
     async def _show(self, expression: exp.Show) -> AllowedResult:
-        """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE as MySQL answers them."""
+        """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE/PROCESSLIST as MySQL answers them."""
+        if expression.name.upper() == "PROCESSLIST":
+            return self._show_processlist(full=bool(expression.args.get("full")))
         if expression.name.upper() in SHOW_SCHEMA_KINDS:
             snapshot = catalog_snapshot(self.context.tables)
             shown = show_schema(snapshot.rows, snapshot.catalog, expression, self.database)
@@ -313,6 +339,16 @@ class ReplicaSession(Session):
         self.variables.set("collation_connection", collation)
 
     # -- SHOW ----------------------------------------------------------------------------------
+    def _show_processlist(self, *, full: bool) -> AllowedResult:
+        connection = self._connection
+        control = connection.control if connection else None
+        connections = control.connections() if isinstance(control, ReplicaControl) else []
+        clients = [c.session.thread() for c in connections if isinstance(c.session, ReplicaSession)]
+        client = self._client()
+        columns, rows = processlist(clients, self.context.manager, user=client.user,
+                                    admin=client.admin, full=full)  # fmt: skip
+        return rows, list(columns)
+
     def _show_warnings(self, show: exp.Show) -> AllowedResult:
         rows = [(d.level.value, d.code, d.message) for d in self.diagnostics]
         return rows, ["Level", "Code", "Message"]

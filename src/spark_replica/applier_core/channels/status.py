@@ -91,6 +91,9 @@ class ChannelStatus:
     workers: list[WorkerStatus] = field(default_factory=list)
     io_state_text: str = ""
     sql_state_text: str = ""
+    #: time.monotonic() when each state text last changed (SHOW PROCESSLIST's Time).
+    io_state_since: float = 0.0
+    sql_state_since: float = 0.0
     until_condition: str = "None"
     until_log_file: str = ""
     until_log_pos: int = 0
@@ -100,6 +103,9 @@ class ChannelStatus:
     seconds_behind_source: int | None = None
     #: Statistics counters by lower-case column name of replication_applier_metrics.
     metrics: dict[str, int] = field(default_factory=dict)
+
+
+_STATE_SINCE = {"io_state_text": "io_state_since", "sql_state_text": "sql_state_since"}
 
 
 class StatusBoard:
@@ -133,6 +139,8 @@ class StatusBoard:
             for key, value in changes.items():
                 if not hasattr(self._status, key):
                     raise AttributeError(key)
+                if key in _STATE_SINCE and getattr(self._status, key) != value:
+                    setattr(self._status, _STATE_SINCE[key], time.monotonic())
                 setattr(self._status, key, value)
 
     def set_workers(self, workers: list[WorkerStatus]) -> None:
