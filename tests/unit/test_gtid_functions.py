@@ -86,6 +86,9 @@ def test_bad_calls_get_mysqls_errors(sql: str, code: int, message: str) -> None:
          "This version of MySQL doesn't yet support 'MD5() in a SELECT without tables'"),
         ("SELECT LPAD('a', 3, 'x')", None, 1235,
          "This version of MySQL doesn't yet support 'LPAD() in a SELECT without tables'"),
+        (f"SELECT GTID_SUBSET(CONCAT('{U}', ':1'), '')", None, 1235,
+         "This version of MySQL doesn't yet support 'GTID_SUBSET() with arguments other "
+         "than constants and variables'"),
         ("SELECT DATE_FORMAT('2020-01-01', '%Y')", None, 1235,
          "This version of MySQL doesn't yet support 'DATE_FORMAT() in a SELECT without "
          "tables'"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from spark_replica.applier_core.channels.status import StatusBoard
-from spark_replica.server.processlist import ClientThread, client_rows
+from spark_replica.sql_handlers.processlist import ClientThread, client_rows
 
 
 def test_a_state_change_restarts_its_time() -> None:

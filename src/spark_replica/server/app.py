@@ -26,11 +26,10 @@ from spark_replica.metadata import MetadataStore, open_store
 from spark_replica.server import secrets_filter, tls
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
-from spark_replica.server.processlist import ReplicaControl
 from spark_replica.server.session import ReplicaSession
 from spark_replica.server.storage import close_engine, query_engine
 from spark_replica.server.user_queries import QueryTurns
-from spark_replica.server.wire import ReplicaConnection, install_sqlstates
+from spark_replica.server.wire import ReplicaConnection, ReplicaControl, install_sqlstates
 from spark_replica.sql_handlers import ReplicaContext, ReplicationService
 
 logger = logging.getLogger(__name__)

@@ -34,10 +34,9 @@ from spark_replica.applier_core.errors import (
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
 from spark_replica.server.gtid_wait import wait_executed
-from spark_replica.server.processlist import ClientThread, ReplicaControl, processlist
 from spark_replica.server.user_queries import QueryTurns, run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables, character_set
-from spark_replica.server.wire import to_mysql_error
+from spark_replica.server.wire import ReplicaControl, to_mysql_error
 from spark_replica.sql_handlers import (
     STATEMENT_KEYWORDS,
     ReplicaContext,
@@ -54,6 +53,7 @@ from spark_replica.sql_handlers import (
 )
 from spark_replica.sql_handlers.gtid_functions import waits
 from spark_replica.sql_handlers.parser.statements import ShowReplicaStatus
+from spark_replica.sql_handlers.processlist import ClientThread, processlist
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
 from spark_replica.sql_handlers.tables.show_schema import show as show_schema

@@ -26,6 +26,7 @@ from mysql_mimic import errors as mimic_errors
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.connection import Connection
 from mysql_mimic.constants import KillKind
+from mysql_mimic.control import LocalControl
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.prepared import PreparedStatement
 from sqlglot.errors import ParseError as SqlglotParseError
@@ -151,3 +152,11 @@ class ReplicaConnection(Connection):
         if statement.num_params and self.deprecate_eof():
             packets = packets[:-1]
         return iter(packets)
+
+
+class ReplicaControl(LocalControl):
+    """mysql-mimic's connection registry (KILL), which also lists the connections (SHOW
+    PROCESSLIST)."""
+
+    def connections(self) -> list[Connection]:
+        return list(self._connections.values())

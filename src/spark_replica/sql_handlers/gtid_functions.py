@@ -57,13 +57,14 @@ def evaluate_gtid_functions(expression: exp.Expression) -> exp.Expression:
         arguments = call.expressions
         if len(arguments) != 2:
             raise ReplicaError.from_code(ErrorCode.WRONG_PARAMCOUNT_TO_NATIVE_FCT, name)
-        if any(isinstance(argument, exp.Null) for argument in arguments):
-            value: exp.Expression = exp.Null()
-        elif all(isinstance(argument, exp.Literal) for argument in arguments):
-            first, second = (GtidSet.parse(str(argument.this)) for argument in arguments)
-            value = FUNCTIONS[name](first, second)
-        else:
+        constants = [_constant(argument) for argument in arguments]
+        if any(value is _NOT_CONSTANT for value in constants):
             continue
+        if any(value is None for value in constants):
+            value: exp.Expression = exp.Null()
+        else:
+            first, second = (GtidSet.parse(str(constant)) for constant in constants)
+            value = FUNCTIONS[name](first, second)
         expression = _replace(expression, call, value)
     return expression
 
@@ -82,6 +83,8 @@ def _replace(
 
 
 WAIT_FUNCTION = "WAIT_FOR_EXECUTED_GTID_SET"
+#: Every function this module evaluates.
+NAMES = frozenset({*FUNCTIONS, WAIT_FUNCTION})
 
 
 @dataclass(frozen=True, slots=True)

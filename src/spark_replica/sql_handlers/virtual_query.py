@@ -27,6 +27,7 @@ from sqlglot.errors import ExecuteError, OptimizeError
 from sqlglot.executor import execute
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.sql_handlers.gtid_functions import NAMES as GTID_FUNCTIONS
 from spark_replica.sql_handlers.gtid_functions import evaluate_gtid_functions
 from spark_replica.sql_handlers.mysql_functions import MYSQL_FUNCTIONS
 from spark_replica.sql_handlers.tables.definitions import Column, TableDef, ValueKind, get_table
@@ -424,7 +425,8 @@ def function_error(
     """A function of ``original`` the executor has no code for (it names it
     ``executor_name``): a name MySQL does not know is 1305 ``FUNCTION db.name does not
     exist`` (1046 without a current database, as MySQL looks it up as a stored function);
-    a MySQL function is 1235, naming it."""
+    a MySQL function is 1235, naming it (a GTID function evaluated only on constant
+    arguments says so)."""
     for function in original.find_all(exp.Func):
         if isinstance(function, exp.Anonymous):
             name = function.name
@@ -440,9 +442,10 @@ def function_error(
             name = function.sql(dialect="mysql").split("(", 1)[0]
         else:
             continue
-        return ReplicaError.from_code(
-            ErrorCode.NOT_SUPPORTED_YET, f"{name.upper()}() in a SELECT without tables"
-        )
+        what = "in a SELECT without tables"
+        if name.upper() in GTID_FUNCTIONS:
+            what = "with arguments other than constants and variables"
+        return ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, f"{name.upper()}() {what}")
     return ReplicaError.from_code(ErrorCode.UNKNOWN_ERROR, f"cannot evaluate {executor_name}")
 
 

@@ -1,6 +1,7 @@
 """SHOW [FULL] PROCESSLIST: the client connections and the replication threads, as MySQL lists
 them. An admin sees every thread; any other user only its own connections (MySQL's rule for
-an account without the PROCESS privilege).
+an account without the PROCESS privilege). The server hands in its client connections
+(``ClientThread``); the replication threads come from the channels' status.
 
 https://dev.mysql.com/doc/refman/8.4/en/show-processlist.html
 
@@ -17,9 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from mysql_mimic.control import LocalControl
+from typing import cast
 
 from spark_replica.applier_core.channels.manager import ChannelManager
 
@@ -43,13 +42,6 @@ class ClientThread:
     database: str | None
     statement: str | None  # None between statements
     since: float  # time.monotonic() when the statement began, or the last one ended
-
-
-class ReplicaControl(LocalControl):
-    """mysql-mimic's connection registry (KILL), which also lists the connections."""
-
-    def connections(self) -> list[Any]:
-        return list(self._connections.values())
 
 
 def client_rows(threads: Iterable[ClientThread], *, full: bool, now: float) -> list[Row]:
@@ -86,7 +78,7 @@ def replication_rows(manager: ChannelManager, *, now: float) -> list[Row]:
             state = WORKER_APPLYING if worker.applying.gtid else WORKER_IDLE
             rows.append((worker.thread_id, SYSTEM_USER, "", None, "Query", sql_time, state,
                          None))  # fmt: skip
-    return sorted(rows, key=lambda row: int(row[0]))  # type: ignore[call-overload]
+    return sorted(rows, key=lambda row: cast(int, row[0]))
 
 
 def _seconds(now: float, since: float) -> int:
