@@ -67,6 +67,58 @@ def test_reader_follows_rotation_and_reports_finished_files(
     assert finished == [FIRST]
 
 
+def test_poll_batch_takes_what_poll_would_from_the_buffer(
+    relay_log: RelayLog, writer: RelayLogWriter
+) -> None:
+    """DES.RS.0040: events taken in batches are the events ``poll`` gives one by one, with
+    their locations; a batch never crosses into the next file (the reader moves there, and
+    reports the finished one, through ``poll``), and an empty batch only says "poll"."""
+    for i in range(5):
+        writer.append(make_event(payload=bytes([i]) * 3))
+    writer.rotate()
+    writer.append(make_event(payload=b"next"))
+    with RelayLogReader(relay_log) as one_by_one:
+        expected = list(one_by_one)
+    finished: list[str] = []
+    with RelayLogReader(relay_log, on_file_end=finished.append) as reader:
+        assert reader.poll_batch(4) == []  # nothing buffered before the first read
+        taken = [reader.poll()]
+        while True:
+            batch = reader.poll_batch(2)
+            assert len(batch) <= 2
+            assert len({event.file for event in batch}) <= 1
+            if batch:
+                taken += batch
+                assert reader.position == RelayCoordinate(batch[-1].file, batch[-1].end)
+            elif (event := reader.poll()) is not None:
+                taken.append(event)
+            else:
+                break
+        assert finished == [FIRST]
+    assert taken == expected
+    assert [_body(e) for e in taken if e.data[4] == EventType.QUERY][-1] == b"next"
+
+
+def test_poll_batch_leaves_a_corrupt_event_to_poll(datadir: Path, relay_log: RelayLog) -> None:
+    with new_writer(relay_log) as writer:
+        writer.rotate()
+    relay_log.close()
+    bad = bytearray(make_event(payload=b"p" * 20))
+    struct.pack_into("<I", bad, 9, 10)
+    _write_file(relay_log.path(FIRST), make_event(payload=b"ok"), bytes(bad))
+    log = RelayLog.for_channel(datadir, CHANNEL)
+    log.open()
+    with RelayLogReader(log) as reader:
+        assert reader.poll() is not None  # the file's first event
+        batch = reader.poll_batch(8)
+        assert _body(batch[-1]) == b"ok"  # and not the corrupt one after it
+        assert reader.poll_batch(8) == []
+        with pytest.raises(BinlogError, match="declared length 10"):
+            reader.poll()
+        assert reader.poll_batch(8) == []  # failed: nothing more
+    log.close()
+
+
 def test_start_position_and_two_readers_at_different_positions(
     relay_log: RelayLog, writer: RelayLogWriter
 ) -> None:

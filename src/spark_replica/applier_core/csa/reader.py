@@ -56,6 +56,8 @@ _BATCH_BYTES = 1 << 16
 #: A transaction is handed out once it is read whole, or once this much of it is read, or
 #: when the rest is not in the relay log yet (then its events stream to the worker).
 _READ_AHEAD_BYTES = 1 << 16
+#: Events taken from the relay log reader's buffer at once (``RelayLogReader.poll_batch``).
+_AHEAD_EVENTS = 64
 _CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
 _IGNORABLE = int(EventFlag.IGNORABLE)
 _ROTATE = int(EventType.ROTATE)
@@ -124,6 +126,9 @@ class TransactionReader:
         self._source_file = ""  # the source binary log a source's Rotate event named last
         self._error: ReplicaError | None = None
         self._closed = False
+        # Events taken from the relay log reader but not handled yet, and the next one's index.
+        self._ahead: list[RelayEvent] = []
+        self._ahead_at = 0
 
     def __repr__(self) -> str:
         return f"<TransactionReader {self._reader!r} active={self._active!r}>"
@@ -131,6 +136,9 @@ class TransactionReader:
     @property
     def position(self) -> RelayCoordinate | None:
         """Where the next event is read from."""
+        if self._ahead_at < len(self._ahead):
+            relay = self._ahead[self._ahead_at]
+            return RelayCoordinate(relay.file, relay.start)
         return self._reader.position
 
     @property
@@ -154,14 +162,22 @@ class TransactionReader:
         if self._closed:
             return None
         deadline = None if timeout is None else time.monotonic() + timeout
-        poll, stopped = self._reader.poll, self._stop.is_set
+        poll, batch, stopped = self._reader.poll, self._reader.poll_batch, self._stop.is_set
+        ahead, at = self._ahead, self._ahead_at  # taken from the reader, not handled yet
         # The transaction found and being read ahead (one found by the call before, when a
         # GTID cut off the one it handed out, comes first).
         handing, self._found = self._found, None
         available = 0  # event memory known to be free (the provider alone takes it)
         try:
             while not stopped():
-                relay = poll()
+                relay: RelayEvent | None
+                if at < len(ahead):
+                    relay = ahead[at]
+                    at += 1
+                elif ahead := batch(_AHEAD_EVENTS):
+                    relay, at = ahead[0], 1
+                else:
+                    relay, at = poll(), 0
                 if relay is None:
                     if handing is not None:  # the rest is not written yet: stream it
                         self._flush(None)
@@ -221,6 +237,8 @@ class TransactionReader:
             if handing is not None:
                 return handing
             raise error from exc
+        finally:
+            self._ahead, self._ahead_at = ahead, at
 
     def fail(self, error: BinlogError) -> ReplicaError:
         """Record ``error`` as the reader's (sticky) failure and fail the open transaction."""
@@ -237,6 +255,7 @@ class TransactionReader:
         if self._closed:
             return
         self._closed = True
+        self._ahead, self._ahead_at = [], 0
         if self._active is not None:
             self._cut(by_stop=True)
         self._reader.close()
