@@ -13,18 +13,20 @@ mean on the source is the service layer's business.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
-@dataclass(frozen=True, slots=True)
-class Solution:
+class Solution(NamedTuple):
     """A task's time on the clock, and the task it was found to depend on (if one)."""
 
     delay: int
     """The clock time at which the task may start."""
     resolved_task_id: int | None
     """The task whose sequence number equals the dependency, or None (barrier, window)."""
+
+
+#: Builds a ``Solution`` without its generated ``__new__``: one per transaction.
+_new_solution = tuple.__new__
 
 
 class DependencyAdapter(Protocol):
@@ -97,12 +99,12 @@ class LwmDependencyAdapter:
     def _lookup(self, last_committed: int) -> Solution:
         barrier = self._barrier
         if last_committed <= 0:
-            return Solution(barrier, None)
+            return _new_solution(Solution, (barrier, None))
         index = bisect_right(self._seqs, last_committed) - 1
         if index < 0:
-            return Solution(max(barrier, self._floor), None)
+            return _new_solution(Solution, (max(barrier, self._floor), None))
         resolved = self._tids[index]
-        return Solution(max(barrier, resolved + 1), resolved)
+        return _new_solution(Solution, (max(barrier, resolved + 1), resolved))
 
     def _new_epoch(self, barrier: int) -> None:
         self._barrier = barrier

@@ -14,9 +14,8 @@ the first registered one). A task runs its phases in order, each once:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 GLOBAL_CLOCK = 0
 """The clock index of phase 0: the scheduler's global clock."""
@@ -44,13 +43,17 @@ class Task(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Phase:
+class Phase(NamedTuple):
     """One phase of a schedule: the index of its clock and its time on that clock."""
 
     clock: int
     """0 for the global clock, n for the n-th clock registered with ``register_phase``."""
     time: int
+
+
+#: Builds a ``Phase`` without its generated ``__new__`` (a Python call per phase, and the
+#: schedules below are made once per transaction).
+_new_phase = tuple.__new__
 
 
 class Schedule:
@@ -84,7 +87,9 @@ class DelayedSchedule(Schedule):
     __slots__ = ()
 
     def __init__(self, task_id: int, delay: int) -> None:
-        super().__init__(task_id, (Phase(GLOBAL_CLOCK, delay),))
+        # Valid as built: Schedule's checks are skipped (one schedule per transaction).
+        self.task_id = task_id
+        self.phases = (_new_phase(Phase, (GLOBAL_CLOCK, delay)),)
 
 
 class TransactionOrderSchedule(Schedule):
@@ -98,7 +103,13 @@ class TransactionOrderSchedule(Schedule):
     __slots__ = ()
 
     def __init__(self, task_id: int, delay: int, commit_time: int, commit_clock: int = 1) -> None:
-        super().__init__(task_id, (Phase(GLOBAL_CLOCK, delay), Phase(commit_clock, commit_time)))
+        if commit_clock <= GLOBAL_CLOCK:
+            raise ValueError("phases after the first run on registered phase clocks (>= 1)")
+        self.task_id = task_id
+        self.phases = (
+            _new_phase(Phase, (GLOBAL_CLOCK, delay)),
+            _new_phase(Phase, (commit_clock, commit_time)),
+        )
 
     @property
     def commit_time(self) -> int:
