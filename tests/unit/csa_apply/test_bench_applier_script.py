@@ -37,7 +37,13 @@ def test_quick_run_reports_every_configuration(
                 assert f"| {latency} | csa workers {workers} commit order {commit_order} |" in out
     assert "csa workers 2" not in out
     assert out.count(" trx/s ") == 10 + 1  # and the CSA in one thread
-    assert "overhead per transaction (CSA with 1 worker - serial, no commit latency): " in out
+    assert "the CSA's cost over the serial applier (CSA with 1 worker - serial, no commit " in out
+    assert "scheduler's overhead per transaction (dispatch, enqueue and the work around " in out
+    assert " over 8 CSA runs, the most with csa workers " in out
+    for line in out.splitlines():  # each CSA run shows its scheduling cost
+        if line.startswith("  csa workers") and "in one thread" not in line:
+            assert " scheduling " in line and line.endswith(" µs"), line
+    assert "| scheduling µs/trx |" in out
     assert "csa workers 1 commit order off, in one thread" in out
     assert "of which, commit order off: the CSA's own work " in out
     assert "handing transactions between its two threads " in out

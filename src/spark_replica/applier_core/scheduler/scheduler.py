@@ -14,6 +14,11 @@ ends once a stop or a failure has been requested and no task is left in flight.
 At most ``max_tasks`` tasks are in flight (enqueued, not ended); ``enqueue`` blocks at that
 limit and resumes as soon as one of them ends. (MySQL waits for a quarter to end; measured
 here, that hysteresis gained nothing, so the contract's plain rule stands.)
+
+The scheduler times itself as MySQL's scheduler statistics do (OBS.STAT.SCHED): the tasks'
+own run time (``sched_task_exec_time``) apart from the time workers spend in the scheduler's
+callables around them (``thp_task_exec_time``), and the time ``enqueue`` takes beside its
+waits for room. ``SchedulerStatistics.overhead_ns`` is the scheduling cost per task from these.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from __future__ import annotations
 import logging
 import threading
 from functools import partial
-from time import monotonic
+from time import monotonic, perf_counter_ns
 from types import TracebackType
 
+from spark_replica.applier_core.concurrency import ShardedCounter
 from spark_replica.applier_core.scheduler.clocks import LwmClock, SchedulerClock
 from spark_replica.applier_core.scheduler.dispatch import Dispatcher, Entry
 from spark_replica.applier_core.scheduler.schedules import Schedule, Step, Task
@@ -80,6 +86,10 @@ class Scheduler:
         self._poll: float | None = None
         self._wakeups = 0
         self._unblocks = 0
+        self._ended = 0
+        self._enqueue_ns = ShardedCounter()  # in enqueue, its waits for room apart
+        self._room_wait_ns = 0
+        self._task_ns = ShardedCounter()  # in tasks' run(), on the pool's workers
         self._thread: threading.Thread | None = None
         self._stop_lock = threading.Lock()
         if self._dispatcher.clock.advances_independently():
@@ -129,6 +139,11 @@ class Scheduler:
                 mean_ready=mean,
                 wakeups=self._wakeups,
                 unblocks=self._unblocks,
+                ended=self._ended,
+                enqueue_ns=self._enqueue_ns.get(),
+                room_wait_ns=self._room_wait_ns,
+                task_exec_ns=self._task_ns.get(),
+                pool_exec_ns=self._pool.busy_ns,
             )
 
     # -- life cycle ----------------------------------------------------------------------
@@ -209,9 +224,11 @@ class Scheduler:
         (a broken stream: the clocks may keep part of it, so stop the scheduler).
         """
         dispatcher = self._dispatcher
+        started = perf_counter_ns()
         with self._lock:
             if dispatcher.in_flight >= self._max_tasks and self._state is SchedulerState.RUNNING:
                 self._producers += 1
+                waiting = perf_counter_ns()
                 try:
                     while (
                         dispatcher.in_flight >= self._max_tasks
@@ -220,6 +237,9 @@ class Scheduler:
                         self._space.wait()
                 finally:
                     self._producers -= 1
+                    waited = perf_counter_ns() - waiting
+                    self._room_wait_ns += waited
+                    started += waited
             if self._state is not SchedulerState.RUNNING:
                 raise SchedulerStopped(
                     f"scheduler {self._name} is {self._state.value}, not running"
@@ -227,6 +247,7 @@ class Scheduler:
             entry = dispatcher.add(task, schedule, after)
         if entry is not None:
             self._pool.submit(partial(self._work, entry))
+        self._enqueue_ns.add(perf_counter_ns() - started)
 
     def unblock(self) -> bool:
         """Let the first task waiting on a phase clock through although its clock is not
@@ -248,38 +269,50 @@ class Scheduler:
     # -- threads -------------------------------------------------------------------------
     def _work(self, entry: Entry) -> None:
         """Run ``entry``'s phases on a pool worker, then any task their ends release."""
-        dispatcher = self._dispatcher
-        lock = self._lock
-        submit = self._pool.submit
-        while True:
-            if dispatcher.halted:
-                with lock:
-                    dispatcher.drop(entry)
-                    self._after_end_locked()
-                return
-            task = entry.task
-            phase = entry.phase
-            try:
-                if dispatcher.is_start_to_start(entry):
-                    task.run(phase, Step.START)
+        clock = perf_counter_ns
+        running = 0  # ns in the tasks' run()
+        try:
+            dispatcher = self._dispatcher
+            lock = self._lock
+            submit = self._pool.submit
+            while True:
+                if dispatcher.halted:
                     with lock:
-                        released = dispatcher.started(entry)
-                    for other in released:
-                        submit(partial(self._work, other))
-                    task.run(phase, Step.REST)
-                else:
-                    task.run(phase, Step.WHOLE)
-                with lock:
-                    ready = dispatcher.finished(entry)
-                    self._after_end_locked()
-            except BaseException as exc:  # noqa: BLE001 - a task's failure stops the scheduler
-                self._fail(entry, exc)
-                return
-            if not ready:
-                return
-            entry = ready[0]
-            for other in ready[1:]:
-                submit(partial(self._work, other))
+                        dispatcher.drop(entry)
+                        self._after_end_locked()
+                    return
+                task = entry.task
+                phase = entry.phase
+                try:
+                    if dispatcher.is_start_to_start(entry):
+                        started = clock()
+                        task.run(phase, Step.START)
+                        running += clock() - started
+                        with lock:
+                            released = dispatcher.started(entry)
+                        for other in released:
+                            submit(partial(self._work, other))
+                        started = clock()
+                        task.run(phase, Step.REST)
+                    else:
+                        started = clock()
+                        task.run(phase, Step.WHOLE)
+                    running += clock() - started
+                    with lock:
+                        ready = dispatcher.finished(entry)
+                        if entry.phase == len(entry.phases):  # its last phase
+                            self._ended += 1
+                        self._after_end_locked()
+                except BaseException as exc:  # noqa: BLE001 - a failed task stops the scheduler
+                    self._fail(entry, exc)
+                    return
+                if not ready:
+                    return
+                entry = ready[0]
+                for other in ready[1:]:
+                    submit(partial(self._work, other))
+        finally:
+            self._task_ns.add(running)
 
     def _after_end_locked(self) -> None:
         """Wake whoever waits for room or for idleness (``_lock`` held)."""

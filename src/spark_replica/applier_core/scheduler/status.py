@@ -38,3 +38,27 @@ class SchedulerStatistics:
     """Passes of the scheduler thread."""
     unblocks: int
     """Tasks let through by ``unblock()``."""
+    ended: int = 0
+    """Tasks that ran all their phases."""
+    enqueue_ns: int = 0
+    """Nanoseconds producers spent in ``enqueue``, their waits for room apart."""
+    room_wait_ns: int = 0
+    """Nanoseconds producers waited in ``enqueue`` for a task in flight to end."""
+    task_exec_ns: int = 0
+    """Nanoseconds in the tasks' own ``run`` (MySQL's ``sched_task_exec_time``)."""
+    pool_exec_ns: int = 0
+    """Nanoseconds the pool's workers spent in the scheduler's callables: the tasks' runs
+    and the scheduler's work around them (MySQL's ``thp_task_exec_time``)."""
+
+    @property
+    def callback_ns(self) -> int:
+        """The workers' time in the scheduler's own work around the tasks."""
+        return max(0, self.pool_exec_ns - self.task_exec_ns)
+
+    @property
+    def overhead_ns(self) -> float:
+        """The scheduler's cost per ended task: its work in ``enqueue`` and around the
+        task on the worker, in nanoseconds (0.0 before a task ends)."""
+        if not self.ended:
+            return 0.0
+        return (self.enqueue_ns + self.callback_ns) / self.ended

@@ -4,6 +4,9 @@ WL10500.THP.1).
 Workers are ``<name>-worker-<n>`` (n from 0), non-daemon, started by the constructor and joined
 by ``stop()``. A callable that raises is logged and recorded in ``error``; the worker goes on.
 The scheduler catches its tasks' errors itself, so for it nothing reaches this point.
+
+The pool counts the time its workers spend in callables (OBS.STAT.SCHED's
+``thp_task_exec_time``) and the callables run, each worker in its own shard.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from time import perf_counter_ns
 from types import TracebackType
 
-from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed
+from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed, ShardedCounter
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +42,8 @@ class ThreadPool:
         self._workers = workers
         self._queue: BoundedQueue[Callable[[], object]] = BoundedQueue(capacity)
         self._error: BaseException | None = None
+        self._busy_ns = ShardedCounter()
+        self._ran = ShardedCounter()
         # _stop_lock guards _threads (spares are added) and _spares.
         self._stop_lock = threading.Lock()
         self._spares = 0
@@ -68,6 +74,16 @@ class ThreadPool:
     def is_worker(self, thread: threading.Thread) -> bool:
         """Whether ``thread`` is one of the pool's workers."""
         return thread in self._threads
+
+    @property
+    def busy_ns(self) -> int:
+        """Nanoseconds the workers have spent running callables (a snapshot)."""
+        return self._busy_ns.get()
+
+    @property
+    def ran(self) -> int:
+        """Callables run to their end, raising or not (a snapshot)."""
+        return self._ran.get()
 
     def queue_size(self) -> int:
         """Callables waiting for a worker (a snapshot)."""
@@ -127,12 +143,13 @@ class ThreadPool:
         self.stop()
 
     def _worker(self, idle: float | None = None) -> None:
-        get = self._queue.get
+        get, busy, ran = self._queue.get, self._busy_ns.add, self._ran.add
         while True:
             try:
                 fn = get(idle)
             except (QueueClosed, TimeoutError):
                 return
+            started = perf_counter_ns()
             try:
                 fn()
             except BaseException as exc:  # noqa: BLE001 - recorded; the worker goes on
@@ -141,6 +158,8 @@ class ThreadPool:
                 _log.critical(
                     "%s: a callable raised", threading.current_thread().name, exc_info=exc
                 )
+            busy(perf_counter_ns() - started)
+            ran()
 
     def _spare(self) -> None:
         try:
