@@ -226,7 +226,12 @@ def test_applier_metric_tables() -> None:
     by_worker = TABLES[("performance_schema", "replication_applier_progress_by_worker")]
     assert metrics.column_names()[0] == "CHANNEL_NAME"
     assert by_worker.column_names()[:2] == ["CHANNEL_NAME", "WORKER_ID"]
-    for name in ("TRANSACTIONS_ONGOING", "DEPENDENCY_WINDOW_WIDTH", "UNBLOCK_REQUESTS"):
+    for name in (
+        "TRANSACTIONS_ONGOING",
+        "DEPENDENCY_WINDOW_WIDTH",
+        "UNBLOCK_REQUESTS",
+        "TIME_SCHEDULING_NS",
+    ):
         assert name in metrics.column_names()
         assert name not in by_worker.column_names()
     for table in (metrics, by_worker):

@@ -46,6 +46,7 @@ def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
         assert metrics["transactions_committed"] == count
         assert metrics["events_applied"] > 3 * count and metrics["time_applying_ns"] > 0
         assert metrics["dependency_window_width"] >= 1 and metrics["transactions_ongoing"] == 0
+        assert 0 < metrics["time_scheduling_ns"] < metrics["time_applying_ns"]  # OBS.STAT.SCHED
         applied = {w.last_applied.gtid for w in rows} - {""}  # a worker may have had no job
         assert applied and applied <= {f"{SPEC.server_uuid}:{n}" for n in range(1, count + 1)}
     finally:

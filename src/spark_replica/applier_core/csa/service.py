@@ -211,6 +211,11 @@ class CsaChannel:
             return 0.0
         return statistics.overhead_ns + self._dispatch_ns / statistics.ended
 
+    def _scheduling_total_ns(self) -> int:
+        """What ``scheduling_ns`` averages: the whole time spent scheduling so far."""
+        statistics = self.scheduler.statistics()
+        return self._dispatch_ns + statistics.enqueue_ns + statistics.callback_ns
+
     # -- life cycle --------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -356,6 +361,7 @@ class CsaChannel:
         channel["transactions_ongoing"] = self.sessions.in_use
         channel["dependency_window_width"] = round(self.scheduler.statistics().mean_ready)
         channel["waits_for_memory"] = self.memory.stats(EVENT_MEMORY).waits
+        channel["time_scheduling_ns"] = self._scheduling_total_ns()
         self.statistics.publish(self.context.status)
         self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
 

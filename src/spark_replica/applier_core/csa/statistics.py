@@ -28,6 +28,7 @@ CHANNEL_COUNTERS = (
     "dependency_window_width",
     "unblock_requests",
     "waits_for_memory",
+    "time_scheduling_ns",
 )
 
 

@@ -210,6 +210,7 @@ REPLICATION_APPLIER_METRICS = TableDef(
         col("UNBLOCK_REQUESTS", _COUNTER),
         col("TIME_APPLYING_NS", _COUNTER),
         col("TIME_WAITING_NS", _COUNTER),
+        col("TIME_SCHEDULING_NS", _COUNTER),
     ),
     comment="Per-channel applier counters",
 )
