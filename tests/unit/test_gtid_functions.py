@@ -11,7 +11,7 @@ import sqlglot
 from sqlglot import expressions as exp
 
 from spark_replica.applier_core.errors import ReplicaError
-from spark_replica.sql_handlers.virtual_query import static_select
+from spark_replica.sql_handlers.virtual_query import function_error, static_select
 
 U = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 V = "4e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -100,3 +100,19 @@ def test_functions_that_cannot_be_evaluated_get_mysql_errors(
     with pytest.raises(ReplicaError) as excinfo:
         _select(sql, database)
     assert (excinfo.value.code, excinfo.value.message) == (code, message)
+
+
+def test_a_function_the_executor_lacks_in_a_query_on_a_system_table() -> None:
+    """1235 says where the function cannot run: here a query on a performance_schema table,
+    not a SELECT without tables."""
+    query = sqlglot.parse_one(
+        "SELECT NULLIF(TRANSACTIONS_COMMITTED, 0) FROM "
+        "performance_schema.replication_applier_metrics",
+        read="mysql",
+    )
+    error = function_error(query, "NULLIF", None)
+    assert (error.code, error.message) == (
+        1235,
+        "This version of MySQL doesn't yet support 'NULLIF() in queries on the server's "
+        "system tables'",
+    )

@@ -425,8 +425,8 @@ def function_error(
     """A function of ``original`` the executor has no code for (it names it
     ``executor_name``): a name MySQL does not know is 1305 ``FUNCTION db.name does not
     exist`` (1046 without a current database, as MySQL looks it up as a stored function);
-    a MySQL function is 1235, naming it (a GTID function evaluated only on constant
-    arguments says so)."""
+    a MySQL function is 1235, naming it and where it cannot run (a GTID function evaluated
+    only on constant arguments says so)."""
     for function in original.find_all(exp.Func):
         if isinstance(function, exp.Anonymous):
             name = function.name
@@ -443,6 +443,8 @@ def function_error(
         else:
             continue
         what = "in a SELECT without tables"
+        if not reads_no_table(original):
+            what = "in queries on the server's system tables"
         if name.upper() in GTID_FUNCTIONS:
             what = "with arguments other than constants and variables"
         return ReplicaError.from_code(ErrorCode.NOT_SUPPORTED_YET, f"{name.upper()}() {what}")
