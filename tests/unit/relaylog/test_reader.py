@@ -100,14 +100,7 @@ def test_poll_batch_takes_what_poll_would_from_the_buffer(
 
 
 def test_poll_batch_leaves_a_corrupt_event_to_poll(datadir: Path, relay_log: RelayLog) -> None:
-    with new_writer(relay_log) as writer:
-        writer.rotate()
-    relay_log.close()
-    bad = bytearray(make_event(payload=b"p" * 20))
-    struct.pack_into("<I", bad, 9, 10)
-    _write_file(relay_log.path(FIRST), make_event(payload=b"ok"), bytes(bad))
-    log = RelayLog.for_channel(datadir, CHANNEL)
-    log.open()
+    log = _reopened_with_a_corrupt_second_event(datadir, relay_log)
     with RelayLogReader(log) as reader:
         assert reader.poll() is not None  # the file's first event
         batch = reader.poll_batch(8)
@@ -221,7 +214,9 @@ def _write_file(path: Path, *events: bytes) -> None:
     path.write_bytes(MAGIC + HEADER + b"".join(events))
 
 
-def test_corrupt_event_length_is_located(datadir: Path, relay_log: RelayLog) -> None:
+def _reopened_with_a_corrupt_second_event(datadir: Path, relay_log: RelayLog) -> RelayLog:
+    """The channel's first relay log file rewritten as a good event and one whose declared
+    length (10) is below the header's, opened again."""
     with new_writer(relay_log) as writer:
         writer.rotate()
     relay_log.close()
@@ -230,6 +225,11 @@ def test_corrupt_event_length_is_located(datadir: Path, relay_log: RelayLog) -> 
     _write_file(relay_log.path(FIRST), make_event(payload=b"ok"), bytes(bad))
     log = RelayLog.for_channel(datadir, CHANNEL)
     log.open()
+    return log
+
+
+def test_corrupt_event_length_is_located(datadir: Path, relay_log: RelayLog) -> None:
+    log = _reopened_with_a_corrupt_second_event(datadir, relay_log)
     reader = RelayLogReader(log)
     with pytest.raises(BinlogError) as caught:
         list(reader)
