@@ -32,6 +32,9 @@ from spark_replica.applier_core.binlog.stream import StreamDecoder
 _LENGTH = slice(9, 13)
 _GTID_TYPES = frozenset({EventType.GTID, EventType.GTID_TAGGED})
 _BOUNDARIES = _GTID_TYPES | {EventType.QUERY, EventType.XID}
+#: Events of a relay log file, not of a transaction: a file started inside a transaction
+#: holds them between its events, and moving them changes nothing the applier applies.
+_FILE_EVENTS = {EventType.FORMAT_DESCRIPTION, EventType.PREVIOUS_GTIDS, EventType.ROTATE}
 
 
 class RelayEventAt(NamedTuple):
@@ -239,8 +242,10 @@ def zero_block(layout: Layout, rng: random.Random, first_gno: int) -> Damage:
 
 def swap_events(layout: Layout, rng: random.Random, first_gno: int) -> Damage:
     """Swap two adjacent whole events of one file, one of them a transaction's GTID, BEGIN
-    or Xid event (the other may be the next transaction's GTID event): each event stays
-    whole, with a valid checksum. (Swaps among Table_map and rows events may mean the same
+    or Xid event (the other may be the next transaction's GTID event), neither a file's own
+    event (Previous_gtids between the events of a transaction that spans two files: swapped
+    with its Xid, the transaction is unchanged): each event stays whole, with a valid
+    checksum. (Swaps among Table_map and rows events may mean the same
     changes: two rows events change different rows, and a Table_map may repeat an earlier
     one of the transaction.)"""
     pairs = [
@@ -248,6 +253,7 @@ def swap_events(layout: Layout, rng: random.Random, first_gno: int) -> Damage:
         for a, b in zip(layout.events, layout.events[1:], strict=False)
         if a.gno is not None and b.gno is not None and a.gno >= first_gno and a.file == b.file
         and a.type_code != b.type_code
+        and a.type_code not in _FILE_EVENTS and b.type_code not in _FILE_EVENTS
         and (a.type_code in _BOUNDARIES or b.type_code in _BOUNDARIES)
     ]  # fmt: skip
     a, b = rng.choice(pairs)
