@@ -34,7 +34,7 @@ _GTID_TYPES = frozenset({EventType.GTID, EventType.GTID_TAGGED})
 _BOUNDARIES = _GTID_TYPES | {EventType.QUERY, EventType.XID}
 #: Events of a relay log file, not of a transaction: a file started inside a transaction
 #: holds them between its events, and moving them changes nothing the applier applies.
-_FILE_EVENTS = {EventType.FORMAT_DESCRIPTION, EventType.PREVIOUS_GTIDS, EventType.ROTATE}
+_FILE_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION, EventType.PREVIOUS_GTIDS, EventType.ROTATE})
 
 
 class RelayEventAt(NamedTuple):
@@ -245,9 +245,9 @@ def swap_events(layout: Layout, rng: random.Random, first_gno: int) -> Damage:
     or Xid event (the other may be the next transaction's GTID event), neither a file's own
     event (Previous_gtids between the events of a transaction that spans two files: swapped
     with its Xid, the transaction is unchanged): each event stays whole, with a valid
-    checksum. (Swaps among Table_map and rows events may mean the same
-    changes: two rows events change different rows, and a Table_map may repeat an earlier
-    one of the transaction.)"""
+    checksum. (Swaps among Table_map and rows events may mean the same changes: two rows
+    events change different rows, and a Table_map may repeat an earlier one of the
+    transaction.)"""
     pairs = [
         (a, b)
         for a, b in zip(layout.events, layout.events[1:], strict=False)
