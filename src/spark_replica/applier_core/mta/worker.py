@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from spark_replica.applier_core.apply.errors import channel_error
 from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed
-from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.execute import Assignment, TransactionRunner
 from spark_replica.applier_core.mta.failure import WorkerFailed
 
@@ -90,6 +90,8 @@ class Worker:
                     self.runner.run(work)
             except WorkerFailed as failure:
                 self._report(failure)
+            except ReplicaError as exc:  # the metadata store failed: the channel stops with it
+                self._report(WorkerFailed(exc.code, exc.message, exc.message))
             except BaseException as exc:  # a bug: stop the channel with it rather than hang
                 logger.critical("worker %s failed", self.thread.name, exc_info=True)
                 message = f"Worker {self.number} failed: {exc!r}"
