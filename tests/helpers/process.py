@@ -25,16 +25,23 @@ class ServerProcess:
     """A running ``spark-replica serve``; ``port`` is where it listens."""
 
     def __init__(
-        self, data_dir: Path, config_file: Path | None = None, *, skip_replica_start: bool = True
+        self,
+        data_dir: Path,
+        config_file: Path | None = None,
+        *,
+        skip_replica_start: bool = True,
+        log_level: str = "WARNING",
     ) -> None:
-        command = [sys.executable, "-m", "spark_replica.server.cli", "serve",
+        command = [sys.executable, "-m", "spark_replica.server.cli", "--log-level", log_level,
+                   "serve",
                    "--data-dir", str(data_dir), "--port", "0", "--bind", "127.0.0.1"]  # fmt: skip
         if skip_replica_start:  # as MySQL's own replication tests run their servers
             command.append("--skip-replica-start")
         if config_file is not None:
             command += ["--config", str(config_file)]
         env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": ROOT_PASSWORD}
-        self.log = (data_dir.parent / f"{data_dir.name}.log").open("ab")
+        self.log_path = data_dir.parent / f"{data_dir.name}.log"
+        self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=self.log, env=env, text=True
         )
@@ -64,9 +71,15 @@ class ServerProcess:
 
 @contextmanager
 def server_process(
-    data_dir: Path, config_file: Path | None = None, *, skip_replica_start: bool = True
+    data_dir: Path,
+    config_file: Path | None = None,
+    *,
+    skip_replica_start: bool = True,
+    log_level: str = "WARNING",
 ) -> Iterator[ServerProcess]:
-    server = ServerProcess(data_dir, config_file, skip_replica_start=skip_replica_start)
+    server = ServerProcess(
+        data_dir, config_file, skip_replica_start=skip_replica_start, log_level=log_level
+    )
     try:
         yield server
     finally:

@@ -23,7 +23,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.metadata import MetadataStore, open_store
-from spark_replica.server import secrets_filter, tls
+from spark_replica.server import quiet_log, secrets_filter, tls
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
@@ -118,6 +118,7 @@ class ReplicaServer:
         context = self.context or self.open()
         install_sqlstates()
         secrets_filter.install()
+        quiet_log.install()
         mysql_mimic.server.Connection = _Connection
         tls.install()
         assert self.store is not None

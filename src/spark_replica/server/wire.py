@@ -10,12 +10,14 @@ connection fixes real clients need.
 - The result-set terminator carries 0 affected rows, as MySQL sends it (MariaDB Connector/J
   fails on anything else).
 - COM_STMT_PREPARE sends no EOF after the parameters when the client asked for DEPRECATE_EOF.
+- A connection that ends before or during its handshake gives one INFO line, not a stack.
 - A statement ended by KILL QUERY gets 1317 ``Query execution was interrupted`` (SQLSTATE
   70100), as from MySQL; mysql-mimic sends 3169 "Query was killed".
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Iterator
@@ -29,6 +31,7 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.control import LocalControl
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.prepared import PreparedStatement
+from mysql_mimic.stream import ConnectionClosed
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 
@@ -38,6 +41,7 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
     format_message,
 )
+from spark_replica.server.quiet_log import exc_info_if_debug
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +75,10 @@ def to_mysql_error(error: BaseException, sql: str = "") -> MysqlError:
         return MysqlError(
             f"memory exhausted near '{near}' at line 1", mimic_errors.ErrorCode.PARSE_ERROR
         )
-    logger.exception("internal error", exc_info=error)
     text = _ANSI.sub("", str(error)) or type(error).__name__
+    first = text.strip().splitlines()[0] if text.strip() else text
+    logger.error("internal error: %s: %s", type(error).__name__, first,
+                 exc_info=exc_info_if_debug(logger, error))  # fmt: skip
     return MysqlError(text, mimic_errors.ErrorCode.UNKNOWN_ERROR)
 
 
@@ -101,6 +107,23 @@ class ReplicaConnection(Connection):
     """mysql-mimic's connection with MySQL's OK/EOF contents (see module docstring)."""
 
     peer_host = "localhost"
+    client_address = "localhost"
+
+    async def start(self) -> None:
+        """Serve the connection; one that ends before or during its handshake (a health
+        probe, a wrong password, a client gone) is logged in one INFO line, not as a stack."""
+        try:
+            await super().start()
+        except (ConnectionClosed, ConnectionError, asyncio.IncompleteReadError) as error:
+            logger.info("connection %s from %s ended: %s",
+                        self.connection_id, self.client_address, type(error).__name__)  # fmt: skip
+        except MysqlError as error:
+            logger.info("connection %s from %s refused: %d: %s", self.connection_id,
+                        self.client_address, int(error.code), error.msg)  # fmt: skip
+        except Exception as error:  # a fault of the server's: one line, the stack at DEBUG
+            logger.error("connection %s from %s failed: %s: %s", self.connection_id,
+                         self.client_address, type(error).__name__, error,
+                         exc_info=exc_info_if_debug(logger, error))  # fmt: skip
 
     def _statement_info(self) -> tuple[int, int]:
         session: Any = self.session
@@ -141,10 +164,22 @@ class ReplicaConnection(Connection):
 
     async def handle_query(self, data: bytes) -> None:
         """COM_QUERY; text the client's character set cannot decode is a syntax error (1064),
-        not an internal one."""
+        not an internal one. A failure while rows stream (Spark fails a task) reaches the
+        client with its MySQL number, and the log in one line."""
         try:
             await super().handle_query(data)
-        except UnicodeDecodeError as e:
+        except MysqlError:
+            raise
+        except Exception as e:
+            raise to_mysql_error(e) from e
+
+    async def handle_stmt_execute(self, data: bytes) -> None:
+        """COM_STMT_EXECUTE, with COM_QUERY's translation of failures."""
+        try:
+            await super().handle_stmt_execute(data)
+        except MysqlError:
+            raise
+        except Exception as e:
             raise to_mysql_error(e) from e
 
     def com_stmt_prepare_response(self, statement: PreparedStatement) -> Iterator[bytes]:

@@ -180,9 +180,9 @@ class SparkQueries:
 
 
 def query_error(error: Exception) -> EngineError:
-    """The MySQL error for a Spark failure of a user query."""
-    text = str(error)
-    condition = getattr(error, "getCondition", lambda: None)() or ""
+    """The MySQL error for a Spark failure of a user query, in the words of its root cause
+    (a task's failure reaches Python wrapped in "An error occurred while calling ...")."""
+    text, condition = _root_cause(error)
     if "cancelled" in text.lower() and (
         "job group" in text.lower() or "cancel" in condition.lower()
     ):
@@ -193,6 +193,31 @@ def query_error(error: Exception) -> EngineError:
         return EngineError.of(ErrorCode.BAD_FIELD_ERROR, name, "field list")
     first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
     return EngineError.of(ErrorCode.UNKNOWN_ERROR, f"Spark: {first}")
+
+
+def _root_cause(error: Exception) -> tuple[str, str]:
+    """The message and error condition of the exception at the root of ``error``'s chain of
+    JVM causes (``error`` itself when it has none)."""
+    text = str(error)
+    condition = getattr(error, "getCondition", lambda: None)() or ""
+    cause = getattr(error, "java_exception", None)  # py4j's Py4JJavaError
+    try:
+        while cause is not None:
+            message = cause.getMessage()
+            if message:
+                text, condition = str(message), _condition(cause) or condition
+            cause = cause.getCause()
+    except Exception:  # the JVM is gone: keep what was read
+        pass
+    return text, str(condition)
+
+
+def _condition(java_exception: Any) -> str:
+    """The error condition of a JVM exception; "" for one that is not a SparkThrowable."""
+    try:
+        return str(java_exception.getCondition() or "")
+    except Exception:
+        return ""
 
 
 def _describe(schema: Any) -> tuple[list[ResultField], list[Converter]]:

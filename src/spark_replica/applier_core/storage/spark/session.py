@@ -8,6 +8,7 @@ others (``spark.master``, ``spark.sql.warehouse.dir``, executor settings, ...).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -50,7 +51,8 @@ def get_spark(options: Mapping[str, str] | None = None) -> Any:
     """The process's SparkSession, created with ``spark_options(options)`` on first use.
 
     Later calls return the same session (options that need a new JVM are ignored by Spark
-    then). Quiet: the JVM's log level is WARN.
+    then). Quiet: the JVM's log level is WARN, and a failed query leaves no stack in the
+    log unless the ``spark_replica`` logger is at DEBUG.
     """
     from pyspark.sql import SparkSession
 
@@ -64,7 +66,31 @@ def get_spark(options: Mapping[str, str] | None = None) -> Any:
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
+        if not logging.getLogger("spark_replica").isEnabledFor(logging.DEBUG):
+            _quiet_failure_stacks(session)
         return session
+
+
+#: JVM loggers that write a task's whole stack when a query fails (ERROR "Exception in
+#: task", WARN "Lost task", ERROR "Aborting task"): the failure reaches its caller, and a
+#: client, in one line.
+_TASK_FAILURE_LOGGERS = ("org.apache.spark.executor.Executor",
+                         "org.apache.spark.scheduler.TaskSetManager",
+                         "org.apache.spark.util.Utils")  # fmt: skip
+#: pyspark's loggers that print a failed query's JVM stack as JSON on the way to Python.
+_QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _quiet_failure_stacks(session: Any) -> None:
+    """Leave a failed query or task to its caller: no stacks in the server's log unless it
+    logs at DEBUG. Each logger still reports FATAL (the JVM about to end)."""
+    from pyspark.logger import PySparkLogger
+
+    log4j = session.sparkContext._jvm.org.apache.logging.log4j
+    for name in _TASK_FAILURE_LOGGERS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.FATAL)
+    for name in _QUERY_CONTEXT_LOGGERS:
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def stop_spark() -> None:
