@@ -40,6 +40,10 @@ class SlowQueries:
 class Column:
     name: str
     mysql_type: str
+    precision: int = 0
+    scale: int = 0
+    binary: bool = False
+    nullable: bool = True
 
 
 class SlowQuery:

@@ -33,6 +33,7 @@ from spark_replica.applier_core.errors import (
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
+from spark_replica.server.column_defs import ColumnDefinitions
 from spark_replica.server.gtid_wait import wait_executed
 from spark_replica.server.user_queries import QueryTurns, run_user_query
 from spark_replica.server.variables import ReplicaSessionVariables, character_set
@@ -111,6 +112,8 @@ class ReplicaSession(Session):
         self.query_turns = query_turns
         self.diagnostics: list[Diagnostic] = []
         self.affected_rows = 0
+        #: The column definitions of the result being sent (``column_defs``).
+        self.column_definitions = ColumnDefinitions()
         # SHOW WARNINGS and friends report no warnings of their own (clients loop otherwise).
         self._reporting = True
         #: User-defined variables (@name), by lower-case name.
@@ -289,9 +292,9 @@ class ReplicaSession(Session):
         queries = self.context.queries
         if isinstance(expression, exp.Query) and tables and queries is not None:
             connection = self._connection.connection_id if self._connection else 0
-            return await run_user_query(
-                queries, expression, self.database, connection, self.query_turns
-            )
+            return await run_user_query(queries, expression, self.database, connection,
+                                        self.query_turns, self.column_definitions,
+                                        self.context.tables)  # fmt: skip
         if isinstance(expression, exp.Query) and tables:
             table = tables[0]
             raise ReplicaError.from_code(

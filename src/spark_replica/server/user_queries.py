@@ -25,10 +25,12 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from mysql_mimic import ColumnType, ResultColumn, ResultSet
+from mysql_mimic import ResultSet
 from sqlglot import expressions as exp
 
-from spark_replica.sql_handlers.query.interfaces import QueryEngine, RunningQuery
+from spark_replica.server.column_defs import ColumnDefinitions
+from spark_replica.sql_handlers.query.column_meta import describe, origins
+from spark_replica.sql_handlers.query.interfaces import QueryEngine, RunningQuery, TableCatalog
 from spark_replica.sql_handlers.query.transpile import to_spark_sql
 
 #: Rows fetched from Spark per trip to a worker thread.
@@ -72,9 +74,12 @@ async def run_user_query(
     database: str | None,
     connection: int,
     turns: QueryTurns,
+    columns: ColumnDefinitions,
+    catalog: TableCatalog | None = None,
 ) -> ResultSet:
     """Start ``expression`` (a MySQL query AST) on ``queries`` once one of ``turns`` is free;
-    its rows stream lazily, and the turn is given back when the query is closed."""
+    its rows stream lazily, and the turn is given back when the query is closed. Columns
+    that show a column of a table in ``catalog`` are described as that column."""
     tag = f"spark-replica-query-{connection}-{next(_tags)}"
 
     def start() -> RunningQuery:
@@ -92,8 +97,9 @@ async def run_user_query(
     except BaseException:
         turns.release()
         raise
-    columns = [ResultColumn(f.name, ColumnType[f.mysql_type]) for f in running.fields]
-    return ResultSet(rows=_stream(queries, running, tag, turns), columns=columns)
+    found = origins(expression, database, catalog) if catalog is not None else None
+    definitions = describe(running.fields, found)
+    return columns.result(_stream(queries, running, tag, turns), definitions)
 
 
 async def _stream(

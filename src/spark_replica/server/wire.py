@@ -6,6 +6,9 @@ connection fixes real clients need.
   cannot decode become 1064 without terminal colour codes.
 - Error messages and column names reach a client whose ``character_set_results`` cannot
   represent some of their characters with '?' in their place, as MySQL converts them.
+- Result columns carry their whole definition (``column_defs``): character set 63 for
+  bytes, lengths, decimals, NOT_NULL/UNSIGNED/PRI_KEY flags, and the table they come from,
+  in the text and the binary protocol alike.
 - OK packets carry affected rows and the warning count of the statement.
 - The result-set terminator carries 0 affected rows, as MySQL sends it (MariaDB Connector/J
   fails on anything else).
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, cast
 
 from mysql_mimic import ResultSet
@@ -30,8 +33,15 @@ from mysql_mimic.connection import Connection
 from mysql_mimic.constants import KillKind
 from mysql_mimic.control import LocalControl
 from mysql_mimic.errors import MysqlError
+from mysql_mimic.packets import (
+    make_binary_resultrow,
+    make_column_count,
+    parse_com_stmt_execute,
+)
 from mysql_mimic.prepared import PreparedStatement
 from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import ServerStatus, uint_len
+from mysql_mimic.utils import aiterate, cooperative_iterate
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 
@@ -41,11 +51,15 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
     format_message,
 )
+from spark_replica.server.column_defs import ColumnDefinitions, definition_packets
 from spark_replica.server.quiet_log import exc_info_if_debug
+from spark_replica.sql_handlers.query.column_meta import ColumnMeta
 
 logger = logging.getLogger(__name__)
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: Text result rows framed per write to the stream.
+_ROWS_PER_WRITE = 1000
 
 
 def install_sqlstates() -> None:
@@ -125,6 +139,10 @@ class ReplicaConnection(Connection):
                          self.client_address, type(error).__name__, error,
                          exc_info=exc_info_if_debug(logger, error))  # fmt: skip
 
+    def _definitions(self, result_set: ResultSet) -> Sequence[ColumnMeta]:
+        kept: ColumnDefinitions | None = getattr(self.session, "column_definitions", None)
+        return kept.take(result_set) if kept is not None else ()
+
     def _statement_info(self) -> tuple[int, int]:
         session: Any = self.session
         return int(getattr(session, "affected_rows", 0)), int(getattr(session, "warning_count", 0))
@@ -158,9 +176,29 @@ class ReplicaConnection(Connection):
         return super().error(**kwargs)
 
     async def write_text_resultset(self, result_set: ResultSet) -> None:
+        """mysql-mimic's text result set, with each column's whole definition
+        (``column_defs``) and column names in the results' character set."""
         for column in result_set.columns:
             column.name = encodable(column.name, self.server_charset)
-        await super().write_text_resultset(result_set)
+        header = [make_column_count(capabilities=self.capabilities,
+                                    column_count=len(result_set.columns))]  # fmt: skip
+        header += definition_packets(self.server_charset, result_set,
+                                     self._definitions(result_set))  # fmt: skip
+        if not self.deprecate_eof():
+            header.append(self.eof())
+        self.stream.write_many(header)
+        columns, count, batch = result_set.columns, 0, []
+        async for row in cooperative_iterate(aiterate(result_set.rows)):
+            count += 1
+            batch.append(row)
+            if len(batch) >= _ROWS_PER_WRITE:
+                self.stream.write_text_rows(batch, columns)
+                batch = []
+                await self.stream.drain()
+        if batch:
+            self.stream.write_text_rows(batch, columns)
+        await self.stream.write(self.ok_or_eof(affected_rows=count), drain=False)
+        await self.stream.drain()
 
     async def handle_query(self, data: bytes) -> None:
         """COM_QUERY; text the client's character set cannot decode is a syntax error (1064),
@@ -174,13 +212,44 @@ class ReplicaConnection(Connection):
             raise to_mysql_error(e) from e
 
     async def handle_stmt_execute(self, data: bytes) -> None:
-        """COM_STMT_EXECUTE, with COM_QUERY's translation of failures."""
+        """COM_STMT_EXECUTE as mysql-mimic runs it, with each column's whole definition and
+        COM_QUERY's translation of failures."""
         try:
-            await super().handle_stmt_execute(data)
+            await self._stmt_execute(data)
         except MysqlError:
             raise
         except Exception as e:
             raise to_mysql_error(e) from e
+
+    async def _stmt_execute(self, data: bytes) -> None:
+        execute = parse_com_stmt_execute(capabilities=self.capabilities,
+                                         client_charset=self.client_charset, data=data,
+                                         get_stmt=self.get_stmt)  # fmt: skip
+        execute.stmt.param_buffers = None
+        result_set = await self.query(execute.sql, execute.query_attrs)
+        if not result_set:
+            await self.stream.write(self.ok())
+            return
+        await self.stream.write(uint_len(len(result_set.columns)))
+        definitions = self._definitions(result_set)
+        for packet in definition_packets(self.server_charset, result_set, definitions):
+            await self.stream.write(packet)
+        columns = result_set.columns
+
+        async def binary_rows() -> AsyncIterator[bytes]:
+            async for row in cooperative_iterate(aiterate(result_set.rows)):
+                yield make_binary_resultrow(row, columns)
+
+        rows = binary_rows()
+        if execute.use_cursor:
+            execute.stmt.cursor = rows
+            await self.stream.write(self.ok_or_eof(flags=ServerStatus.SERVER_STATUS_CURSOR_EXISTS))
+            return
+        if not self.deprecate_eof():
+            await self.stream.write(self.eof())
+        async for packet in rows:
+            await self.stream.write(packet)
+        await self.stream.write(self.ok_or_eof())
 
     def com_stmt_prepare_response(self, statement: PreparedStatement) -> Iterator[bytes]:
         packets = list(super().com_stmt_prepare_response(statement))

@@ -29,13 +29,27 @@ class TableCatalog(Protocol):
 
 
 class ResultColumn(Protocol):
-    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name)."""
+    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name), a
+    DECIMAL's precision and scale, whether its values are bytes, and whether it may hold
+    NULL."""
 
     @property
     def name(self) -> str: ...
 
     @property
     def mysql_type(self) -> str: ...
+
+    @property
+    def precision(self) -> int: ...
+
+    @property
+    def scale(self) -> int: ...
+
+    @property
+    def binary(self) -> bool: ...
+
+    @property
+    def nullable(self) -> bool: ...
 
 
 class RunningQuery(Protocol):

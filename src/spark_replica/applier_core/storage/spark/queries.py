@@ -55,10 +55,16 @@ Converter = Callable[[Any], object] | None
 
 @dataclass(frozen=True, slots=True)
 class ResultField:
-    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name)."""
+    """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name); a
+    DECIMAL's ``precision`` and ``scale``; ``binary`` when its values are bytes;
+    ``nullable`` as Spark knows it (False for a literal or a COUNT)."""
 
     name: str
     mysql_type: str
+    precision: int = 0
+    scale: int = 0
+    binary: bool = False
+    nullable: bool = True
 
 
 class QueryResult:
@@ -225,14 +231,19 @@ def _describe(schema: Any) -> tuple[list[ResultField], list[Converter]]:
     converters: list[Converter] = []
     for field in schema.fields:
         name = field.dataType.typeName()
+        nullable = bool(field.nullable)
         if name in _JSON_TYPES:
-            fields.append(ResultField(field.name, "JSON"))
+            fields.append(ResultField(field.name, "JSON", nullable=nullable))
             converters.append(_json)
         elif name == "boolean":
-            fields.append(ResultField(field.name, "TINY"))
+            fields.append(ResultField(field.name, "TINY", nullable=nullable))
             converters.append(int)
         else:
-            fields.append(ResultField(field.name, _RESULT_TYPES.get(name, "VAR_STRING")))
+            precision = int(getattr(field.dataType, "precision", 0) or 0)
+            scale = int(getattr(field.dataType, "scale", 0) or 0)
+            mysql_type = _RESULT_TYPES.get(name, "VAR_STRING")
+            fields.append(ResultField(field.name, mysql_type, precision, scale,
+                                      name == "binary", nullable))  # fmt: skip
             converters.append(None if name in _RESULT_TYPES else str)
     return fields, converters
 
