@@ -68,6 +68,8 @@ def test_empty_transactions_mark_gtids_executed(cursor: Any) -> None:
     ):
         cursor.execute(f"SET GTID_NEXT='{gtid}'")
         assert _value(cursor, "SELECT @@gtid_next") == gtid.lower()
+        cursor.execute("SHOW VARIABLES LIKE 'gtid_next'")
+        assert cursor.fetchall() == (("gtid_next", gtid.lower()),)
         for statement in statements:
             cursor.execute(statement)
         cursor.execute("SET @@session.gtid_next = 'AUTOMATIC'")

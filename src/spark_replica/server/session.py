@@ -417,6 +417,8 @@ class ReplicaSession(Session):
                 value = display(definition, self.context.settings.get(definition.name))
             elif isinstance(raw, bool):
                 value = "ON" if raw else "OFF"
+            elif name in ("gtid_next", "gtid_purged"):  # live values, not the schema's
+                value = str(raw)
             shown.append((name, value))
         where = show.args.get("where")
         if where is not None:
