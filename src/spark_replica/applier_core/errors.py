@@ -54,6 +54,7 @@ class ErrorCode(enum.IntEnum):
     SPECIFIC_ACCESS_DENIED_ERROR = 1227
     LOCAL_VARIABLE = 1228
     GLOBAL_VARIABLE = 1229
+    NO_DEFAULT = 1230
     WRONG_VALUE_FOR_VAR = 1231
     WRONG_TYPE_FOR_VAR = 1232
     NOT_SUPPORTED_YET = 1235
@@ -83,9 +84,16 @@ class ErrorCode(enum.IntEnum):
     BAD_REPLICA_AUTO_POSITION = 1776
     AUTO_POSITION_REQUIRES_GTID_MODE_NOT_OFF = 1777
     REPLICA_CONFIGURATION = 1794
+    VARIABLE_NOT_SETTABLE_IN_TRANSACTION = 1766
     MALFORMED_GTID_SET_SPECIFICATION = 1772
+    MALFORMED_GTID_SPECIFICATION = 1774
+    CANT_DO_IMPLICIT_COMMIT_IN_TRX_WHEN_GTID_NEXT_IS_SET = 1778
+    CANT_SET_GTID_NEXT_TO_GTID_WHEN_GTID_MODE_IS_OFF = 1781
+    CANT_SET_GTID_NEXT_TO_ANONYMOUS_WHEN_GTID_MODE_IS_ON = 1782
     GTID_MODE_CAN_ONLY_CHANGE_ONE_STEP_AT_A_TIME = 1788
+    CANT_SET_GTID_NEXT_WHEN_OWNING_GTID = 1790
     MTA_CHANGE_SOURCE_CANT_RUN_WITH_GAPS = 1802
+    GTID_NEXT_TYPE_UNDEFINED_GTID = 1837
     STOP_REPLICA_SQL_THREAD_TIMEOUT = 1875
     STOP_REPLICA_IO_THREAD_TIMEOUT = 1876
     REPLICA_SQL_THREAD_MUST_STOP = 3017
@@ -106,6 +114,7 @@ class ErrorCode(enum.IntEnum):
     CANT_SET_GTID_MODE = 3111
     CANT_USE_AUTO_POSITION_WITH_GTID_MODE_OFF = 3112
     REPLICA_CHANNEL_OPERATION_NOT_ALLOWED = 3139
+    CANT_SET_GTID_PURGED_DUE_SETS_CONSTRAINTS = 3546
     CHANGE_SOURCE_WRONG_COMPRESSION_ALGORITHM_CLIENT = 3920
     CHANGE_SOURCE_WRONG_COMPRESSION_LEVEL_CLIENT = 3921
     CHANGE_SOURCE_WRONG_COMPRESSION_ALGORITHM_LIST_CLIENT = 3924
@@ -226,6 +235,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "HY000",
         "Variable '%-.64s' is a GLOBAL variable and should be set with SET GLOBAL",
     ),
+    ErrorCode.NO_DEFAULT: ("42000", "Variable '%-.64s' doesn't have a default value"),
     ErrorCode.WRONG_VALUE_FOR_VAR: (
         "42000",
         "Variable '%-.64s' can't be set to the value of '%-.200s'",
@@ -328,6 +338,39 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.MALFORMED_GTID_SET_SPECIFICATION: (
         "HY000",
         "Malformed GTID set specification '%.200s'.",
+    ),
+    ErrorCode.VARIABLE_NOT_SETTABLE_IN_TRANSACTION: (
+        "HY000",
+        "The system variable %.200s cannot be set when there is an ongoing transaction.",
+    ),
+    ErrorCode.MALFORMED_GTID_SPECIFICATION: ("HY000", "Malformed GTID specification '%.200s'."),
+    ErrorCode.CANT_DO_IMPLICIT_COMMIT_IN_TRX_WHEN_GTID_NEXT_IS_SET: (
+        "HY000",
+        "Cannot execute statements with implicit commit inside a transaction when "
+        "@@SESSION.GTID_NEXT == 'UUID:NUMBER'.",
+    ),
+    ErrorCode.CANT_SET_GTID_NEXT_TO_GTID_WHEN_GTID_MODE_IS_OFF: (
+        "HY000",
+        "@@SESSION.GTID_NEXT cannot be set to UUID:NUMBER when @@GLOBAL.GTID_MODE = OFF.",
+    ),
+    ErrorCode.CANT_SET_GTID_NEXT_TO_ANONYMOUS_WHEN_GTID_MODE_IS_ON: (
+        "HY000",
+        "@@SESSION.GTID_NEXT cannot be set to ANONYMOUS when @@GLOBAL.GTID_MODE = ON.",
+    ),
+    ErrorCode.CANT_SET_GTID_NEXT_WHEN_OWNING_GTID: (
+        "HY000",
+        "@@SESSION.GTID_NEXT cannot be changed by a client that owns a GTID. The client owns "
+        "%s. Ownership is released on COMMIT or ROLLBACK.",
+    ),
+    ErrorCode.GTID_NEXT_TYPE_UNDEFINED_GTID: (
+        "HY000",
+        "When @@SESSION.GTID_NEXT is set to a GTID, you must explicitly set it to a different "
+        "value after a COMMIT or ROLLBACK. Please check GTID_NEXT variable manual page for "
+        "detailed explanation. Current @@SESSION.GTID_NEXT is '%s'.",
+    ),
+    ErrorCode.CANT_SET_GTID_PURGED_DUE_SETS_CONSTRAINTS: (
+        "HY000",
+        "@@GLOBAL.GTID_PURGED cannot be changed: %s",
     ),
     ErrorCode.GTID_MODE_CAN_ONLY_CHANGE_ONE_STEP_AT_A_TIME: (
         "HY000",

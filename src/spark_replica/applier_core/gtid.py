@@ -123,6 +123,10 @@ class GtidSet:
     def is_subset(self, other: GtidSet) -> bool:
         return not self.subtract(other)
 
+    def intersection(self, other: GtidSet) -> GtidSet:
+        """The GTIDs in both sets."""
+        return self.subtract(self.subtract(other))
+
     def copy(self) -> GtidSet:
         result = GtidSet()
         result._sids = {sid: list(intervals) for sid, intervals in self._sids.items()}
@@ -172,6 +176,31 @@ class GtidSet:
 
     def __repr__(self) -> str:
         return f"GtidSet({self.format(',')!r})"
+
+
+def parse_gtid(text: str) -> tuple[str, str, int] | None:
+    """One GTID, ``uuid:number`` or ``uuid:tag:number`` (any case, as MySQL reads
+    ``SET GTID_NEXT``), as ``(uuid, tag, number)`` in canonical form; None when malformed.
+
+    >>> parse_gtid("3E11FA47-71CA-11E1-9E33-C80AA9429562:Repair:7")
+    ('3e11fa47-71ca-11e1-9e33-c80aa9429562', 'repair', 7)
+    """
+    fields = [field.strip() for field in text.split(":")]
+    if len(fields) not in (2, 3):
+        return None
+    uuid = canonical_uuid(fields[0])
+    tag = fields[1].lower() if len(fields) == 3 else ""
+    if uuid is None or (len(fields) == 3 and not _TAG.match(tag)) or not _is_number(fields[-1]):
+        return None
+    number = int(fields[-1])
+    if not 1 <= number <= MAX_GNO:
+        return None
+    return uuid, tag, number
+
+
+def format_gtid(uuid: str, tag: str, number: int) -> str:
+    """MySQL's text of one GTID."""
+    return f"{uuid}:{tag}:{number}" if tag else f"{uuid}:{number}"
 
 
 def _is_number(text: str) -> bool:

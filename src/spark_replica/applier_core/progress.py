@@ -88,6 +88,22 @@ class ExecutedGtids:
             self._set.add(uuid, tag, gno)
             self._version += 1
 
+    def update(self, gtids: GtidSet) -> None:
+        """Add every GTID of ``gtids`` (a transaction committed for a whole set: SET
+        gtid_purged), waking the waiters it completes."""
+        with self._lock:
+            added = gtids.subtract(self._set)
+            if not added:
+                return
+            for waiter in self._waiters:
+                found = waiter.gtids.intersection(added).count()
+                if found:
+                    waiter.missing -= found
+                    if not waiter.missing:
+                        waiter.done.notify()
+            self._set.update(added)
+            self._version += 1
+
     def wait_for(self, gtids: GtidSet, timeout: float | None = None) -> bool:
         """Wait until every GTID of ``gtids`` is executed (what WAIT_FOR_EXECUTED_GTID_SET
         does); False when ``timeout`` seconds passed first. The waiter counts the GTIDs it

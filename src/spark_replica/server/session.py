@@ -53,7 +53,8 @@ from spark_replica.sql_handlers import (
     static_select,
 )
 from spark_replica.sql_handlers.gtid_functions import waits
-from spark_replica.sql_handlers.parser.statements import ShowReplicaStatus
+from spark_replica.sql_handlers.gtid_next import SessionGtid, Verdict
+from spark_replica.sql_handlers.parser.statements import ShowRelaylogEvents, ShowReplicaStatus
 from spark_replica.sql_handlers.processlist import ClientThread, processlist
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
@@ -73,6 +74,11 @@ _KIND_TYPES = {
 
 _SYSTEM_SCHEMAS = frozenset({"information_schema", "mysql", "performance_schema"})
 _SHOW_COUNT = re.compile(r"\s*SHOW\s+COUNT\s*\(\s*\*\s*\)\s+(WARNINGS|ERRORS)\s*;?\s*$", re.I)
+_TRANSACTION = re.compile(
+    r"\s*(?:(BEGIN)(?:\s+WORK)?|(START)\s+TRANSACTION(?:\s+[\w\s,]*)?|(COMMIT)(?:\s+WORK)?"
+    r"|(ROLLBACK)(?:\s+WORK)?)\s*;?\s*$",
+    re.I,
+)
 _DIAGNOSTIC_QUERIES = ("SHOW WARNINGS", "SHOW ERRORS", "SHOW COUNT", "SELECT @@WARNING_COUNT",
                        "SELECT @@ERROR_COUNT", "SELECT @@SESSION.WARNING_COUNT",
                        "SELECT @@SESSION.ERROR_COUNT")  # fmt: skip
@@ -121,7 +127,17 @@ class ReplicaSession(Session):
         # SHOW PROCESSLIST: the statement running (None between statements), and since when.
         self._statement: str | None = None
         self._since = time.monotonic()
-        super().__init__(ReplicaSessionVariables(context.settings, self._counts))
+        #: @@session.gtid_next and the transaction it names.
+        self.gtid = SessionGtid(
+            context.gtid_owners,
+            context.manager.executed,
+            context.settings,
+            context.manager.components.engine,
+            name="client",
+        )
+        super().__init__(
+            ReplicaSessionVariables(context.settings, self._counts, lambda: self.gtid.value)
+        )
         index = self.middlewares.index(self._info_schema_middleware)
         self.middlewares.insert(index, self._virtual_tables_middleware)
         self.middlewares.insert(0, self._user_variables_middleware)
@@ -186,6 +202,10 @@ class ReplicaSession(Session):
             return None
         if first not in STATEMENT_KEYWORDS:
             raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
+        transaction = _TRANSACTION.match(sql)
+        if transaction is not None:
+            await self._transaction(next(word for word in transaction.groups() if word))
+            return None
         statement = parse_replication_statement(sql)
         if statement is not None:
             client = self._client()
@@ -194,6 +214,9 @@ class ReplicaSession(Session):
                     self.context, statement, admin=client.admin, tls=client.tls
                 )
             else:
+                changes = not isinstance(statement, ShowRelaylogEvents)
+                if changes and self.gtid.check_statement() is Verdict.SKIP:
+                    return None  # its GTID is executed already: skipped, as MySQL does
                 outcome = await asyncio.to_thread(
                     execute_replication_statement,
                     self.context,
@@ -201,6 +224,8 @@ class ReplicaSession(Session):
                     admin=client.admin,
                     tls=client.tls,
                 )
+                if changes:
+                    await self.gtid.after_statement()
             self.diagnostics = list(outcome.warnings)
             self.affected_rows = outcome.affected_rows
             if outcome.columns is None:
@@ -222,9 +247,31 @@ class ReplicaSession(Session):
                 self.user_variables,
                 self._evaluate,
                 admin=client.admin,
+                gtid=self.gtid,
             )
             return None
         return await super().handle_query(sql, attrs)
+
+    async def _transaction(self, word: str) -> None:
+        """BEGIN, START TRANSACTION, COMMIT, ROLLBACK: they matter to a session whose
+        gtid_next names a GTID (sql_handlers/gtid_next.py); otherwise they do nothing."""
+        word = word.upper()
+        if word in ("BEGIN", "START"):
+            await self.gtid.begin()
+        elif word == "COMMIT":
+            await self.gtid.commit()
+        else:
+            await self.gtid.rollback()
+
+    async def close(self) -> None:
+        """The connection ended: a GTID the session owns is given up (not executed)."""
+        await self.gtid.close()
+        await super().close()
+
+    async def reset(self) -> None:
+        """COM_RESET_CONNECTION / COM_CHANGE_USER: gtid_next is AUTOMATIC again."""
+        await self.gtid.close()
+        await super().reset()
 
     def _parse(self, sql: str) -> list[exp.Expression]:
         try:
@@ -373,6 +420,8 @@ class ReplicaSession(Session):
                 value = display(definition, self.context.settings.get(definition.name))
             elif isinstance(raw, bool):
                 value = "ON" if raw else "OFF"
+            elif name in ("gtid_next", "gtid_purged"):  # live values, not the schema's
+                value = str(raw)
             shown.append((name, value))
         where = show.args.get("where")
         if where is not None:

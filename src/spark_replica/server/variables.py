@@ -54,6 +54,10 @@ _OVERRIDES: dict[str, VariableSchema] = {
     "system_time_zone": (str, "UTC", False),
     "warning_count": (int, 0, False),
     "error_count": (int, 0, False),
+    # Answered from the session's gtid_next and from gtid_executed (no binary log here:
+    # everything executed counts as purged); set only through their own SET paths.
+    "gtid_next": (str, "AUTOMATIC", False),
+    "gtid_purged": (str, "", False),
 }
 
 
@@ -113,11 +117,15 @@ def _checked(variable: str, value: Any) -> Any:
 
 class ReplicaSessionVariables(SessionVariables):
     def __init__(
-        self, settings: SystemVariables, diagnostics: Callable[[], tuple[int, int]]
+        self,
+        settings: SystemVariables,
+        diagnostics: Callable[[], tuple[int, int]],
+        gtid_next: Callable[[], str] = lambda: "AUTOMATIC",
     ) -> None:
         super().__init__(GlobalVariables(SCHEMA))
         self.settings = settings
         self._diagnostics = diagnostics
+        self._gtid_next = gtid_next
 
     def get_variable(self, name: str) -> Any | None:
         key = name.lower()
@@ -128,6 +136,10 @@ class ReplicaSessionVariables(SessionVariables):
             return self._diagnostics()[0]
         if key == "error_count":
             return self._diagnostics()[1]
+        if key == "gtid_next":
+            return self._gtid_next()
+        if key == "gtid_purged":
+            return self.settings.get("gtid_executed")
         if key not in SCHEMA:
             raise ReplicaError.from_code(ErrorCode.UNKNOWN_SYSTEM_VARIABLE, name)
         return super().get_variable(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -10,6 +11,7 @@ from sqlglot import expressions as exp
 from sqlglot.executor import execute
 
 from spark_replica.applier_core.channels.manager import ChannelManager
+from spark_replica.applier_core.empty_transaction import commit_empty
 from spark_replica.applier_core.errors import Diagnostic, ErrorCode, ReplicaError
 from spark_replica.applier_core.settings import (
     ALIASES,
@@ -18,6 +20,9 @@ from spark_replica.applier_core.settings import (
     SystemVariables,
     Value,
 )
+from spark_replica.sql_handlers.gtid_next import GTID_NEXT_ADMIN, SessionGtid, parse_gtid_next
+from spark_replica.sql_handlers.gtid_owners import Gtid, GtidOwners
+from spark_replica.sql_handlers.gtid_purged import PurgedValue, gtids_to_add, parse_gtid_purged
 from spark_replica.sql_handlers.parser.statements import (
     ChangeSource,
     ResetReplica,
@@ -64,6 +69,8 @@ class ReplicaContext:
     tables: TableCatalog | None = None
     #: Runs SELECTs over the replicated tables; None when the engine cannot (in memory).
     queries: QueryEngine | None = None
+    #: The GTIDs client sessions own (SET GTID_NEXT).
+    gtid_owners: GtidOwners = field(default_factory=GtidOwners)
 
     def role_of(self, user: str) -> str | None:
         found = self.metadata.get_user(user)
@@ -124,12 +131,17 @@ async def execute_set(
     evaluate: Callable[[str], Awaitable[Any]],
     *,
     admin: bool,
+    gtid: SessionGtid | None = None,
 ) -> list[Diagnostic]:
-    """Validate every assignment, then apply them all (globals persisted in one transaction)."""
+    """Validate every assignment, then apply them all (globals persisted in one transaction).
+    ``gtid_next`` (a session's, ``gtid``) and ``gtid_purged`` are applied first, in that
+    order: each may still fail on the state it finds then."""
     warnings: list[Diagnostic] = []
     globals_: dict[str, Value] = {}
     session: list[tuple[str, Any]] = []
     users: list[tuple[str, Any]] = []
+    next_value: str | Gtid | None = None
+    purged: PurgedValue | None = None
     for assignment in assignments:
         value = assignment.value
         if isinstance(value, Expression):
@@ -138,6 +150,18 @@ async def execute_set(
         is_replica = name in DEFINITIONS or name in ALIASES
         if assignment.scope is Scope.USER:
             users.append((name, None if value is DEFAULT else value))
+            continue
+        if name == "gtid_next" and gtid is not None:
+            if assignment.scope is not Scope.SESSION:
+                raise ReplicaError.from_code(ErrorCode.LOCAL_VARIABLE, name)
+            _require(admin, GTID_NEXT_ADMIN)
+            next_value = parse_gtid_next(value)
+            continue
+        if name == "gtid_purged":
+            if assignment.scope is Scope.SESSION:
+                raise ReplicaError.from_code(ErrorCode.GLOBAL_VARIABLE, name)
+            _require(admin, VARIABLES_ADMIN)
+            purged = parse_gtid_purged(value)
             continue
         if assignment.scope in (Scope.GLOBAL, Scope.PERSIST, Scope.PERSIST_ONLY):
             if not is_replica:
@@ -156,6 +180,10 @@ async def execute_set(
             )
         else:
             session.append((name, value))
+    if next_value is not None and gtid is not None:
+        await gtid.set(next_value)
+    if purged is not None:
+        await _purge(context, purged, name="set-gtid-purged")
     if globals_:
         context.metadata.save_variables({k: str(v) for k, v in globals_.items()})
         context.settings.apply(globals_)
@@ -163,6 +191,15 @@ async def execute_set(
         session_variables[name] = value
     user_variables.update(users)
     return warnings
+
+
+async def _purge(context: ReplicaContext, value: PurgedValue, *, name: str) -> None:
+    """SET GLOBAL gtid_purged: check MySQL's rules, then commit the added GTIDs."""
+    executed = context.manager.executed
+    async with context.gtid_owners.purge_lock():
+        added = gtids_to_add(value, executed.snapshot(), context.gtid_owners.owned())
+        engine = context.manager.components.engine
+        await asyncio.to_thread(commit_empty, engine, executed, added, name=name)
 
 
 def filter_rows(
