@@ -100,7 +100,12 @@ class ChannelStatus:
     relay_log_file: str = ""
     relay_log_pos: int = 0
     relay_log_space: int = 0
-    seconds_behind_source: int | None = None
+    #: Seconds_Behind_Source's inputs (``lag.py``): the applier's ``last_master_timestamp``
+    #: (epoch seconds, 0 when unknown) and whether it has caught up with the relay log; the
+    #: receiver's measure of how far the replica's clock is ahead of the source's (seconds).
+    source_commit_time: float = 0.0
+    applier_caught_up: bool = False
+    source_clock_diff: int = 0
     #: Statistics counters by lower-case column name of replication_applier_metrics.
     metrics: dict[str, int] = field(default_factory=dict)
 
@@ -115,19 +120,21 @@ class StatusBoard:
         # _lock guards _status and every WorkerStatus in it.
         self._lock = threading.Lock()
         self._status = ChannelStatus()
-        self._worker_source: Callable[[], None] | None = None
+        self._sources: tuple[Callable[[], None], ...] = ()
 
-    def set_worker_source(self, refresh: Callable[[], None] | None) -> None:
-        """``refresh`` brings the worker rows up to date (through ``update_worker``) before
-        each ``snapshot``: an applier whose workers only note what they do, without taking
-        this lock per transaction, fills the rows when somebody reads them. None detaches it.
-        """
-        self._worker_source = refresh
+    def add_source(self, refresh: Callable[[], None]) -> None:
+        """``refresh`` brings fields up to date (through ``update`` and ``update_worker``)
+        before each ``snapshot``: an applier that only notes what it does, without taking
+        this lock per transaction, fills the fields when somebody reads them."""
+        self._sources = (*self._sources, refresh)
+
+    def remove_source(self, refresh: Callable[[], None]) -> None:
+        """Detach ``refresh`` (nothing when it is not attached)."""
+        self._sources = tuple(s for s in self._sources if s != refresh)
 
     def snapshot(self) -> ChannelStatus:
         """A deep copy that a reader may keep."""
-        refresh = self._worker_source
-        if refresh is not None:
+        for refresh in self._sources:
             refresh()
         with self._lock:
             copy = replace(self._status, metrics=dict(self._status.metrics))

@@ -6,7 +6,8 @@ clock, scheduler and thread pool, commit-order phase clock when
 service thread ``<channel>-csa``, which loops: take the next transaction from the provider
 (right after its GTID event), compute its delay on the LWM clock, wrap it in a job and hand
 it to the scheduler. Transactions whose GTID is executed become no-op tasks, so the clocks
-see every transaction of the stream.
+see every transaction of the stream. Each transaction's source commit time is noted for
+Seconds_Behind_Source (``lag.py``).
 
 The loop ends on STOP (``stop``), on an UNTIL condition, or on an error (a job failed, the
 relay log cannot be read): then every component stops, the transactions in flight end or are
@@ -26,11 +27,13 @@ from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.channels.components import ThreadContext
 from spark_replica.applier_core.channels.config import Until, UntilKind
+from spark_replica.applier_core.channels.lag import commit_time_us
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa.conflicts import ConflictManager, ConflictRouter
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.job import EVENT_WAIT, Job, JobEnvironment, JobFailed
+from spark_replica.applier_core.csa.lag import BacklogClock
 from spark_replica.applier_core.csa.monitor import ChannelMonitor
 from spark_replica.applier_core.csa.provider import (
     AsyncTransactionProvider,
@@ -182,6 +185,7 @@ class CsaChannel:
         if self.commit_order:
             self.commit_clock = self.scheduler.register_phase(CommitOrderClock())
         self.adapter = LwmDependencyAdapter()
+        self.lag = BacklogClock(context.status, self.scheduler.clock_now)
         self.sessions = SessionPool(engine, label, self.max_tasks + 1)
         self.env = JobEnvironment(
             channel=self.name,
@@ -223,7 +227,12 @@ class CsaChannel:
         self.scheduler.start()
         self.prefetcher.start()
         self.provider.start()
-        self.context.status.update(sql_state_text="Waiting for transactions from the relay log")
+        self.context.status.update(
+            sql_state_text="Waiting for transactions from the relay log",
+            source_commit_time=0.0,
+            applier_caught_up=False,
+        )
+        self.context.status.add_source(self.lag.refresh)
         self._thread.start()
 
     def stop(self) -> None:
@@ -262,6 +271,7 @@ class CsaChannel:
             if failure is not None:
                 raise self._job_error(failure)
             trx = self.provider.next(NEXT_WAIT)
+            self.lag.reading(idle=trx is None)
             if trx is None:
                 if self.provider.error is not None:
                     raise self.provider.error
@@ -297,6 +307,7 @@ class CsaChannel:
         started = time.perf_counter_ns()
         task_id = self._next_task
         self._next_task += 1
+        self.lag.dispatched(task_id, commit_time_us(trx.gtid))
         if trx.clock_reset:
             self.adapter.reset()
         delay = self.adapter.solve(task_id, trx.sequence_number, trx.last_committed).delay
@@ -394,6 +405,7 @@ class CsaChannel:
             job.finish()
         self.conflicts.stop()
         self.board.stopped()
+        self.context.status.remove_source(self.lag.refresh)
         published = self._final_publish()
         failure = self.scheduler.error
         return published if failure is None else self._job_error(failure)

@@ -50,7 +50,7 @@ class WorkerBoard:
         status.set_workers(
             [WorkerStatus(worker_id=n, thread_id=next_thread_id()) for n in range(1, count + 1)]
         )
-        status.set_worker_source(self.refresh)
+        status.add_source(self.refresh)
 
     def current(self) -> int:
         """The worker number (1-based) of the calling pool thread. A spare worker (started
@@ -92,7 +92,7 @@ class WorkerBoard:
 
     def stopped(self) -> None:
         """The workers have ended: their rows stay, without thread ids."""
-        self._status.set_worker_source(None)
+        self._status.remove_source(self.refresh)
         self._applying = [None] * self._count
         self.refresh()
         for number in range(1, self._count + 1):

@@ -11,10 +11,13 @@ per worker: where its last committed transaction ends, the checkpoint it counts 
 bitmap of the transactions after the checkpoint it committed. Bits left set after a stop are
 gaps: transactions committed after one that was not (a worker's error, a crash).
 
-Seconds_Behind_Source moves on the same schedule (WL5569.SSS.3): at each checkpoint it is how
-long ago the source committed the low-water mark's transaction (0 before the first), and the
-coordinator clears it (``caught_up``) once nothing is left to read or to apply, which SHOW
-REPLICA STATUS shows as 0 while the receiver is connected.
+Seconds_Behind_Source moves on the same schedule (WL5569.SSS.3): each checkpoint records when
+the source committed the head of the queue, the oldest transaction not committed yet (nothing
+once every assigned one is), as MySQL's coordinator records the head of its queue. While
+nothing is recorded, the next group assigned records its own commit time at once (as MySQL
+does), so that a backlog taken while the queue was empty does not read 0 until the next
+checkpoint. Once nothing is left to read or to apply the coordinator marks the applier caught
+up (``caught_up``). SHOW REPLICA STATUS computes the column from these (``channels/lag.py``).
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ class Checkpointer:
         self._last_lwm: int | None = None
         self._origin = origin
         self._last_end = origin
+        # What the status shows: the source commit time of the oldest group not committed
+        # (epoch seconds, 0 when none is recorded) and whether the applier has caught up.
+        self._commit_time = 0.0
+        self._caught_up = False
         self.count = 0
         """Checkpoints written."""
 
@@ -81,10 +88,10 @@ class Checkpointer:
         """Move the positions to the low-water mark and write the worker rows (always when
         ``final``; otherwise only when the mark moved)."""
         self._last_time, self._last_count = time.monotonic(), assigned
+        head = self._groups.head
+        self._commit_time = 0.0 if head is None else head.commit_us / 1e6
+        self._status.update(source_commit_time=self._commit_time)
         lwm = self._groups.lwm
-        commit_us = 0 if lwm is None else lwm.commit_us
-        behind = max(0, int(time.time() - commit_us / 1e6)) if commit_us else 0
-        self._status.update(seconds_behind_source=behind)
         if not final and (lwm is None or lwm.number == self._last_lwm):
             return
         self._last_lwm = None if lwm is None else lwm.number
@@ -102,12 +109,24 @@ class Checkpointer:
                                 end.source_pos, workers))  # fmt: skip
         self.count += 1
 
+    def assigned(self, commit_us: int) -> None:
+        """A group was assigned, which the source committed at ``commit_us`` (microseconds
+        since the epoch): the applier has work again; its commit time is the one shown
+        while none is recorded. Touches the status only when what it shows changes."""
+        commit_time = self._commit_time or commit_us / 1e6
+        if commit_time == self._commit_time and not self._caught_up:
+            return
+        self._commit_time, self._caught_up = commit_time, False
+        self._status.update(source_commit_time=commit_time, applier_caught_up=False)
+
     def caught_up(self) -> bool:
-        """(Nothing left to read) Clear Seconds_Behind_Source once every assigned group is
-        committed; True when it did."""
+        """(Nothing left to read) Mark the applier caught up once every assigned group is
+        committed; True when it is."""
         if len(self._groups):
             return False
-        self._status.update(seconds_behind_source=None)
+        if not self._caught_up:
+            self._commit_time, self._caught_up = 0.0, True
+            self._status.update(source_commit_time=0.0, applier_caught_up=True)
         return True
 
     def _worker_row(self, number: int, lwm: Position, pending: list[Group]) -> WorkerInfo:

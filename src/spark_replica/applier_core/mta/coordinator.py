@@ -38,6 +38,7 @@ from spark_replica.applier_core.apply.errors import channel_error
 from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.channels.components import ThreadContext
 from spark_replica.applier_core.channels.config import UntilKind
+from spark_replica.applier_core.channels.lag import commit_time_us
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa import (
@@ -220,7 +221,9 @@ class MtaChannel:
             for worker in self.workers:
                 worker.start()
             self.provider.start()
-            self.context.status.update(sql_state_text=READING, seconds_behind_source=None)
+            self.context.status.update(
+                sql_state_text=READING, source_commit_time=0.0, applier_caught_up=False
+            )
             self._thread.start()
 
     def stop(self) -> None:
@@ -297,9 +300,7 @@ class MtaChannel:
             stamp = Stamp(trx.last_committed, trx.sequence_number, trx.clock_reset)
             if trx.skip:
                 self.admission.skip(stamp)
-                self._skipped.append(
-                    (trx, self.groups.assign(0, trx.gtid.original_commit_timestamp))
-                )
+                self._skipped.append((trx, self._assign(0, trx)))
                 continue
             if self.partitions is not None:
                 claim = self.partitions.admit(scan(trx, self._stopping))
@@ -312,9 +313,7 @@ class MtaChannel:
                     trx.finish(success=False)
                     return
                 claim, worker = None, self._choose() if self.workers else None
-            group = self.groups.assign(
-                0 if worker is None else worker.number, trx.gtid.original_commit_timestamp
-            )
+            group = self._assign(0 if worker is None else worker.number, trx)
             size = max(trx.gtid.transaction_length, trx.size)
             work = Assignment(trx, self._next_ticket, stamp, claim, group, size)
             self._next_ticket += 1
@@ -328,6 +327,12 @@ class MtaChannel:
             if dispatched % 256 == 0:
                 self.context.executed.publish(at_most_every=PUBLISH_INTERVAL)
             self._maybe_checkpoint()
+
+    def _assign(self, worker: int, trx: FetchableTransaction) -> int:
+        """Queue ``trx`` as a group of ``worker`` (0: none); returns the group's number."""
+        commit_us = commit_time_us(trx.gtid)
+        self.checkpointer.assigned(commit_us)
+        return self.groups.assign(worker, commit_us)
 
     def _until_reached(self) -> None:
         """START REPLICA UNTIL is met: assign nothing more; the workers finish what they have

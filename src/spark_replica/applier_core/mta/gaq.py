@@ -81,6 +81,12 @@ class GroupQueue:
         with self._lock:
             return self._lwm
 
+    @property
+    def head(self) -> Group | None:
+        """The first group not committed (None when every assigned group is)."""
+        with self._lock:
+            return self._groups[0] if self._groups else None
+
     def last_done(self, worker: int) -> Group | None:
         """The last group ``worker`` committed (with a known end)."""
         with self._lock:

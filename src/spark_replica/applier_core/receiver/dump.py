@@ -10,6 +10,7 @@ more, and an ERR packet ends it with the source's error (1236 for a GTID it no l
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterator
 
 from spark_replica.applier_core.binlog.codec_gtid import encode_gtid_set
@@ -66,15 +67,14 @@ def prepare_mariadb(client: SourceClient, gtid_position: str, *, heartbeat: floa
 def prepare_mysql(
     client: SourceClient, *, heartbeat: float = 0.0, replica_uuid: str = ""
 ) -> tuple[int, str]:
-    """What a MySQL replica asks and tells its source before a dump: the source's clock and
-    server id, the heartbeat period (in nanoseconds), that it takes CRC32 checksums, and its
-    own UUID. Returns the source's server_id and server_uuid.
+    """What a MySQL replica asks and tells its source before a dump (after ``clock_diff``):
+    the source's server id, the heartbeat period (in nanoseconds), that it takes CRC32
+    checksums, and its own UUID. Returns the source's server_id and server_uuid.
 
     Raises:
         SourceError: the connection broke (2013), or the source refused what a dump needs:
             1593 (ER_REPLICA_FATAL_ERROR) with MySQL's reason.
     """
-    _tolerated(client, "SELECT UNIX_TIMESTAMP()")  # only for Seconds_Behind_Source
     found = _required(client, "SELECT @@GLOBAL.SERVER_ID", "getting the value of SERVER_ID")
     text = found.rows[0][0] if found.rows else None
     server_id = int(text) if text is not None and text.isdigit() else 0
@@ -102,6 +102,29 @@ def prepare_mysql(
     if replica_uuid:
         _tolerated(client, f"SET @slave_uuid = '{replica_uuid}', @replica_uuid = '{replica_uuid}'")
     return server_id, (uuid.rows[0][0] or "") if uuid.rows else ""
+
+
+def clock_diff(client: SourceClient) -> int:
+    """How many seconds the replica's clock is ahead of the source's (negative: behind), as
+    MySQL's receiver measures it when it connects: ``time(0)`` less the source's
+    ``SELECT UNIX_TIMESTAMP()``. Seconds_Behind_Source subtracts it. 0 when the source does
+    not answer with a number (MySQL goes on then too).
+
+    Raises:
+        SourceError: the connection broke (2013).
+    """
+    try:
+        found = client.query("SELECT UNIX_TIMESTAMP()")
+    except SourceError as exc:
+        if exc.code == CR_SERVER_LOST:
+            raise
+        return 0
+    text = found.rows[0][0] if found.rows else None
+    try:
+        source_now = int(float(text)) if text is not None else None
+    except ValueError:
+        source_now = None
+    return 0 if source_now is None else int(time.time()) - source_now
 
 
 def _required(client: SourceClient, sql: str, what: str) -> ResultSet:

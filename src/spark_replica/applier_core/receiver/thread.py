@@ -59,6 +59,7 @@ from spark_replica.applier_core.receiver.client import (
 )
 from spark_replica.applier_core.receiver.convert import MariadbConverter, MysqlTracker
 from spark_replica.applier_core.receiver.dump import (
+    clock_diff,
     dump_gtid,
     dump_mariadb,
     events,
@@ -263,6 +264,7 @@ class Receiver:
         have = self.context.executed.snapshot().union(self.received)
         heartbeat = connection.heartbeat_period
         self.mariadb = "MariaDB" in client.handshake.server_version
+        status.update(source_clock_diff=clock_diff(client))
         if self.mariadb:
             prepare_mariadb(client, connect_state(have), heartbeat=heartbeat)
             register_replica(client, self.server_id)

@@ -114,6 +114,12 @@ class Scheduler:
         """The global clock."""
         return self._dispatcher.clock
 
+    def clock_now(self) -> int:
+        """The global clock's time, read under the scheduler's lock (from any thread). With
+        the LWM clock: the id of the first task that has not ended."""
+        with self._lock:
+            return self._dispatcher.clock.now()
+
     @property
     def pool(self) -> ThreadPool:
         return self._pool

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
+from spark_replica.applier_core.channels.lag import seconds_behind_source
 from spark_replica.applier_core.channels.manager import Channel, ChannelManager
 from spark_replica.applier_core.channels.status import ChannelStatus
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
@@ -33,11 +34,11 @@ def _io_running(channel: Channel, status: ChannelStatus) -> str:
 
 
 def _seconds_behind(channel: Channel, status: ChannelStatus) -> int | None:
-    if not channel.sql_running:
-        return None
-    if status.seconds_behind_source is None:
-        return 0 if channel.io_running and not status.io_connecting else None
-    return status.seconds_behind_source
+    return seconds_behind_source(
+        status,
+        applier_running=channel.sql_running,
+        receiver_connected=channel.io_running and not status.io_connecting,
+    )
 
 
 def status_row(channel: Channel, executed_gtids: str) -> Row:
