@@ -16,6 +16,7 @@ from spark_replica.applier_core.apply.transaction import ApplyError, Transaction
 from spark_replica.applier_core.binlog.codec_payload import payload_events
 from spark_replica.applier_core.binlog.events import Event, Gtid, TransactionPayload
 from spark_replica.applier_core.binlog.file import BinlogFileReader
+from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import EngineSession, StorageEngine, TransactionRef
 
@@ -55,7 +56,8 @@ class SerialApplier:
                     continue
                 self._order += 1
                 self._session.begin(TransactionRef(event.gtid_text, self._order))
-                current = TransactionApplier(self._session, event.gtid_text, name)
+                version = SourceVersion.of_gtid_event(event.original_server_version)
+                current = TransactionApplier(self._session, event.gtid_text, name, version)
                 continue
             if current is None:
                 continue  # outside a transaction, or in a skipped one

@@ -2,8 +2,10 @@
 
 Every applier (the Change Stream Applier's jobs, the legacy applier's workers, the serial
 applier) hands the decoded events of a transaction, in order, to a ``TransactionApplier``:
-rows events become row changes, a DDL Query event runs as DDL, and the transaction's end
-(Xid, or a COMMIT Query) tells the caller to prepare and commit. A failure is an
+rows events become row changes, a DDL Query event runs as DDL (with its executable comments
+as the source ran them: ``statements``), a statement that stores nothing (ANALYZE TABLE,
+SAVEPOINT, a trigger's definition, ...) is taken as applied, and the transaction's end (Xid,
+or a COMMIT Query) tells the caller to prepare and commit. A failure is an
 ``ApplyError`` carrying MySQL's error number and the texts of SHOW REPLICA STATUS.
 """
 
@@ -13,10 +15,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from spark_replica.applier_core.apply.errors import SourcePosition, worker_error
+from spark_replica.applier_core.apply.statements import Effect, as_executed, effect
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import Event, Xid
+from spark_replica.applier_core.binlog.events import Event, Gtid, Xid
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows import RowsEvent
+from spark_replica.applier_core.binlog.versions import UNKNOWN_VERSION, SourceVersion
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage import EngineError, EngineSession, RowChange, TableRef
 
@@ -73,7 +77,11 @@ class TransactionApplier:
     session: EngineSession
     gtid: str
     source_log: str
+    #: The version of the source that wrote the transaction (its Gtid event says it).
+    version: SourceVersion = UNKNOWN_VERSION
     ended: bool = False
+    #: BEGIN was applied: statements that store nothing do not end the transaction.
+    explicit: bool = False
 
     def apply_all(self, events: EventSource, wait: float) -> int | None:
         """Apply ``events`` up to the transaction's end, then prepare the session; the number
@@ -104,6 +112,8 @@ class TransactionApplier:
     def apply(self, event: Event) -> bool:
         type_code = event.header.type_code
         if type_code in _PASSIVE_TYPES:
+            if isinstance(event, Gtid):
+                self.version = SourceVersion.of_gtid_event(event.original_server_version)
             return False
         if isinstance(event, RowsEvent):
             self._apply_rows(event)
@@ -121,6 +131,7 @@ class TransactionApplier:
 
     def _apply_query(self, event: Query) -> bool:
         if event.is_begin:
+            self.explicit = True
             return False
         if event.is_commit:
             if event.query.strip().upper() == "ROLLBACK":
@@ -130,8 +141,12 @@ class TransactionApplier:
                 )
             self.ended = True
             return True
+        statement = as_executed(event.query, self.version)
+        if effect(statement) is not Effect.DDL:  # nothing the replica stores changes
+            self.ended = not self.explicit
+            return self.ended
         try:
-            self.session.apply_ddl(event.query, event.db)
+            self.session.apply_ddl(statement, event.db)
         except EngineError as exc:
             raise ApplyError(
                 exc.code,

@@ -29,6 +29,7 @@ from spark_replica.applier_core.binlog.events import (
 from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.stream import StreamDecoder
+from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.receiver.mariadb import CommitGroups, gtid_in_set
 
 ANNOTATE_ROWS = 160
@@ -44,6 +45,7 @@ class MariadbConverter:
         self._decoder = StreamDecoder()
         self._groups = CommitGroups()
         self._checksum = True
+        self._version = 0  # the source's, from its Format_description event
         self._open: tuple[str, int, bool] | None = None  # uuid, gno, standalone
         #: ``(uuid, gno)`` of the transaction the last converted event ended, else None.
         self.ended: tuple[str, int] | None = None
@@ -91,6 +93,7 @@ class MariadbConverter:
     def _format_description(self, event: FormatDescription) -> bytes:
         self._groups.reset()  # a new binary log file: the clock starts again
         self._checksum = event.checksums
+        self._version = SourceVersion.parse(event.server_version).number
         header = event.header
         mysql = FormatDescription.for_server(
             event.server_version, checksum=event.checksums, server_id=header.server_id,
@@ -115,6 +118,8 @@ class MariadbConverter:
             sequence_number=sequence_number,
             immediate_commit_timestamp=committed_us,
             original_commit_timestamp=committed_us,
+            immediate_server_version=self._version,
+            original_server_version=self._version,
         )
         events = [encode_event(gtid, checksum=self._checksum, log_pos=header.log_pos)]
         if not event.standalone:

@@ -1,6 +1,7 @@
 """MySQL DDL statements parsed with sqlglot's MySQL dialect into ``ddl`` operations.
 
-Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE TABLE (columns, PRIMARY KEY;
+Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
+CREATE TABLE (columns, PRIMARY KEY;
 secondary keys and other constraints are accepted and ignored; ``LIKE other``), DROP TABLE,
 TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN,
 ADD/DROP PRIMARY KEY, CONVERT TO CHARACTER SET and RENAME TO. ALTER TABLE clauses that change
@@ -42,6 +43,7 @@ from spark_replica.applier_core.storage.ddl import (
     TruncateTable,
     unsupported,
 )
+from spark_replica.applier_core.storage.ddl_index import parse_index_statement
 from spark_replica.applier_core.storage.interface import Column, EngineError, TableDef, TableRef
 
 _MYSQL = Dialect.get_or_raise("mysql")
@@ -54,12 +56,17 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
         EngineError: 1064 when the statement does not parse, 1046 when a table name needs a
             database and there is none, 1235 for a statement the engines do not support.
     """
+    indexes = parse_index_statement(statement, database)
+    if indexes is not None:
+        return indexes
     try:
         tokens = _MYSQL.tokenize(statement)
         if tokens and tokens[0].token_type is TokenType.RENAME:
             return _parse_rename(statement, tokens, database)
         trees = _MYSQL.parser().parse(tokens, statement)
     except (ParseError, TokenError) as error:
+        if _partition_clauses(tokens):  # sqlglot reads no partition maintenance
+            return _parse_alter_command(statement, tokens, database)
         raise _syntax_error(statement, error) from error
     found = [tree for tree in trees if tree is not None]
     if not found:
@@ -417,6 +424,9 @@ def _parse_alter_command(
     extra: list[AlterAction] = []
     for clause in clauses:
         words = [token.text.upper() for token in clause]
+        if words[1:2] == ["PARTITION"] and words[0] not in _PARTITION_NO_OPS:
+            text = statement[clause[0].start : clause[-1].end + 1]
+            raise translator._unsupported(f"ALTER TABLE ... {text}")  # rows change unlogged
         if _is_convert(words):
             extra.append(ConvertCharset(clause[_charset_at(words)].text.lower()))
         elif not _is_no_op_clause(words):
@@ -431,6 +441,16 @@ def _parse_alter_command(
     if not isinstance(tree, exp.Alter) or (clauses and len(kept) == len(clauses)):
         raise translator._unsupported(f"ALTER TABLE ... {rest or statement}")
     return translator._alter(tree, tuple(extra))
+
+
+def _partition_clauses(tokens: list[Token]) -> bool:
+    """Whether ``tokens`` are an ALTER TABLE with a clause on partitions."""
+    if not tokens or tokens[0].token_type is not TokenType.ALTER:
+        return False
+    split = _alter_clauses(tokens)
+    return split is not None and any(
+        [t.text.upper() for t in clause[1:2]] == ["PARTITION"] for clause in split[1]
+    )
 
 
 def _alter_clauses(tokens: list[Token]) -> tuple[int, list[list[Token]]] | None:
@@ -462,10 +482,23 @@ def _charset_at(words: list[str]) -> int:
     return 3 if words[2:3] == ["CHARSET"] else len(words)
 
 
+#: Partition maintenance that keeps every row where it is, as far as the replica's tables
+#: (which are not partitioned) can tell. DROP, TRUNCATE and EXCHANGE PARTITION change rows
+#: without logging them, so they stay refused (1235).
+_PARTITION_NO_OPS = frozenset(
+    {"ADD", "COALESCE", "REORGANIZE", "ANALYZE", "CHECK", "OPTIMIZE", "REBUILD", "REPAIR"}
+)
+
+
 def _is_no_op_clause(words: list[str]) -> bool:
     """ENABLE/DISABLE KEYS (MyISAM index maintenance), ADD/ALTER of CHECK constraints, table
-    options sqlglot does not read (CHECKSUM=1, TABLESPACE ts)."""
-    if words in (["ENABLE", "KEYS"], ["DISABLE", "KEYS"]):
+    options sqlglot does not read (CHECKSUM=1, TABLESPACE ts), partitioning (PARTITION BY,
+    REMOVE PARTITIONING, and the partition maintenance in ``_PARTITION_NO_OPS``)."""
+    if words in (["ENABLE", "KEYS"], ["DISABLE", "KEYS"], ["REMOVE", "PARTITIONING"]):
+        return True
+    if words[0] == "PARTITION BY" or words[:2] == ["PARTITION", "BY"]:
+        return True
+    if words[0] in _PARTITION_NO_OPS and words[1:2] == ["PARTITION"]:
         return True
     if (words[0] in _GENERIC_OPTIONS or words[0] == "TABLESPACE") and len(words) <= 3:
         return True  # NAME [=] value, alone: options written one after another are not read
