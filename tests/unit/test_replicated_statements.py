@@ -69,18 +69,18 @@ def test_executable_comments_run_as_the_source_ran_them(
         ("INSTALL PLUGIN x SONAME 'x.so'", Effect.NONE),
         ("   ", Effect.NONE),
         ("CREATE OR REPLACE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER "
-         "VIEW v AS SELECT 1", Effect.KEPT),
+         "VIEW v AS SELECT 1", Effect.DDL),
         ("CREATE DEFINER=`root`@`%` TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET @a = 1",
-         Effect.KEPT),
-        ("CREATE DEFINER='u'@'h' PROCEDURE p() BEGIN END", Effect.KEPT),
-        ("CREATE FUNCTION f() RETURNS INT RETURN 1", Effect.KEPT),
-        ("CREATE AGGREGATE FUNCTION f RETURNS INT SONAME 'x.so'", Effect.KEPT),
-        ("CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t", Effect.KEPT),
-        ("DROP TRIGGER IF EXISTS tr", Effect.KEPT),
-        ("DROP VIEW v", Effect.KEPT),
-        ("CREATE USER 'u'@'%' IDENTIFIED WITH 'mysql_native_password' AS '*ABC'", Effect.KEPT),
-        ("GRANT SELECT ON d.* TO 'u'@'%'", Effect.KEPT),
-        ("SET PASSWORD FOR 'u'@'%' = '*ABC'", Effect.KEPT),
+         Effect.DDL),
+        ("CREATE DEFINER='u'@'h' PROCEDURE p() BEGIN END", Effect.DDL),
+        ("CREATE FUNCTION f() RETURNS INT RETURN 1", Effect.DDL),
+        ("CREATE AGGREGATE FUNCTION f RETURNS INT SONAME 'x.so'", Effect.DDL),
+        ("CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t", Effect.DDL),
+        ("DROP TRIGGER IF EXISTS tr", Effect.DDL),
+        ("DROP VIEW v", Effect.DDL),
+        ("CREATE USER 'u'@'%' IDENTIFIED WITH 'mysql_native_password' AS '*ABC'", Effect.ACCOUNT),
+        ("GRANT SELECT ON d.* TO 'u'@'%'", Effect.ACCOUNT),
+        ("SET PASSWORD FOR 'u'@'%' = '*ABC'", Effect.ACCOUNT),
         ("CREATE TABLE t (a INT)", Effect.DDL),
         ("CREATE INDEX i ON t (a)", Effect.DDL),
         ("DROP TABLE t", Effect.DDL),
@@ -92,8 +92,8 @@ def test_effects(statement: str, expected: Effect) -> None:
     assert effect(statement) is expected
 
 
-def test_alter_with_view_options_is_kept() -> None:
+def test_alter_with_view_options_goes_to_the_engine() -> None:
     statement = ("ALTER ALGORITHM=MERGE DEFINER=`root`@`localhost` SQL SECURITY INVOKER "
                  "VIEW `corpus`.`v` AS SELECT id FROM corpus.t")  # fmt: skip
-    assert effect(statement) is Effect.KEPT
+    assert effect(statement) is Effect.DDL
     assert effect("ALTER TABLE t ADD COLUMN x INT") is Effect.DDL

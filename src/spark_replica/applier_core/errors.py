@@ -65,12 +65,18 @@ class ErrorCode(enum.IntEnum):
     WARN_DEPRECATED_SYNTAX = 1287
     OPTION_PREVENTS_STATEMENT = 1290
     TRUNCATED_WRONG_VALUE = 1292
+    SP_ALREADY_EXISTS = 1304
     SP_DOES_NOT_EXIST = 1305
     QUERY_INTERRUPTED = 1317
+    WRONG_OBJECT = 1347
+    TRG_ALREADY_EXISTS = 1359
+    TRG_DOES_NOT_EXIST = 1360
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
     TABLE_DEF_CHANGED = 1412
     WRONG_VALUE = 1525
+    EVENT_ALREADY_EXISTS = 1537
+    EVENT_DOES_NOT_EXIST = 1539
     ONLY_INTEGERS_ALLOWED = 1578
     WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
     REPLICA_HEARTBEAT_VALUE_OUT_OF_RANGE = 1624
@@ -242,7 +248,13 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.WRONG_TYPE_FOR_VAR: ("42000", "Incorrect argument type to variable '%-.64s'"),
     ErrorCode.NOT_SUPPORTED_YET: ("42000", "This version of MySQL doesn't yet support '%s'"),
+    ErrorCode.SP_ALREADY_EXISTS: ("42000", "%s %s already exists"),
     ErrorCode.SP_DOES_NOT_EXIST: ("42000", "%s %s does not exist"),
+    ErrorCode.WRONG_OBJECT: ("HY000", "'%-.192s.%-.192s' is not %s"),
+    ErrorCode.TRG_ALREADY_EXISTS: ("HY000", "Trigger already exists"),
+    ErrorCode.TRG_DOES_NOT_EXIST: ("HY000", "Trigger does not exist"),
+    ErrorCode.EVENT_ALREADY_EXISTS: ("HY000", "Event '%-.192s' already exists"),
+    ErrorCode.EVENT_DOES_NOT_EXIST: ("HY000", "Unknown event '%-.192s'"),
     ErrorCode.WRONG_PARAMCOUNT_TO_NATIVE_FCT: (
         "42000",
         "Incorrect parameter count in the call to native function '%-.192s'",

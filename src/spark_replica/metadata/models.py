@@ -246,6 +246,17 @@ class ReplicaTable(Base, kw_only=True):
     batches: Mapped[str] = mapped_column(Text)
 
 
+class ReplicaObject(Base, kw_only=True):
+    """A view, trigger, routine or event the Spark engine keeps: its definition (JSON)."""
+
+    __tablename__ = "replica_objects"
+
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    schema_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    definition: Mapped[str] = mapped_column(Text)
+
+
 class ReplicaEngineState(Base, kw_only=True):
     """The Spark engine's counters (one row): the last batch recorded (the commit point of
     the last flush) and the next table id."""

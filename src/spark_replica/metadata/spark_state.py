@@ -1,7 +1,8 @@
 """The Spark engine's state in the metadata database (``SparkStateStore``).
 
-``commit_spark_state`` is the engine's commit point: the databases, the tables that changed,
-the engine counters and the executed GTID set are written in one transaction, so after a
+``commit_spark_state`` is the engine's commit point: the databases, the tables and kept
+objects that changed, the engine counters and the executed GTID set are written in one
+transaction, so after a
 crash the store holds either the whole batch or none of it.
 """
 
@@ -15,6 +16,12 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.storage.objects import (
+    ObjectKind,
+    ObjectRef,
+    object_from_json,
+    object_to_json,
+)
 from spark_replica.applier_core.storage.spark.state import (
     DurableState,
     StoredTable,
@@ -27,6 +34,7 @@ from spark_replica.metadata.models import (
     GtidExecuted,
     ReplicaDatabase,
     ReplicaEngineState,
+    ReplicaObject,
     ReplicaTable,
 )
 
@@ -49,6 +57,10 @@ class SparkStateRepository:
             for row in s.scalars(select(ReplicaTable)):
                 stored = _stored(row)
                 tables[stored.ref] = stored
+            objects = {}
+            for found in s.scalars(select(ReplicaObject)):
+                ref = ObjectRef(ObjectKind(found.kind), found.schema_name, found.name)
+                objects[ref.key] = object_from_json(ref, found.definition)
             gtids = tuple(
                 (r[0], r[1], r[2], r[3])
                 for r in s.execute(
@@ -68,6 +80,7 @@ class SparkStateRepository:
             last_batch,
             gtids,
             next_table_id,
+            MappingProxyType(objects),
         )
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
@@ -90,6 +103,8 @@ class SparkStateRepository:
                         .where(ReplicaTable.id == table_id)
                         .values(**_values(table))
                     )
+            if before.objects != after.objects:
+                _commit_objects(s, before, after)
             s.merge(
                 ReplicaEngineState(
                     id=_STATE_ID,
@@ -106,6 +121,20 @@ class SparkStateRepository:
                 ]
                 if rows:
                     s.execute(insert(GtidExecuted), rows)
+
+
+def _commit_objects(s: Session, before: DurableState, after: DurableState) -> None:
+    for key, stored in before.objects.items():
+        if after.objects.get(key) != stored:
+            ref = stored.ref
+            s.execute(delete(ReplicaObject).where(
+                ReplicaObject.kind == ref.kind.value, ReplicaObject.schema_name == ref.schema,
+                ReplicaObject.name == ref.name))  # fmt: skip
+    for key, stored in after.objects.items():
+        if before.objects.get(key) != stored:
+            ref = stored.ref
+            s.add(ReplicaObject(kind=ref.kind.value, schema_name=ref.schema, name=ref.name,
+                                definition=object_to_json(stored)))  # fmt: skip
 
 
 def _values(table: StoredTable) -> dict[str, object]:

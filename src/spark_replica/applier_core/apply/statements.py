@@ -6,16 +6,18 @@ DISABLE KEYS */`` from every mysqldump reload, MariaDB's ``/*M!100100 ... */``).
 source's version is at least NNNNN (a comment without a number always runs), ``/*M!NNNNNN
 body */`` only on MariaDB. What is left is sorted by ``effect``:
 
-* ``Effect.DDL``: the storage engine applies it (tables, databases, indexes, DDL it refuses
-  with 1235 naming the construct).
+* ``Effect.DDL``: the storage engine applies it to its data and catalog: tables, databases,
+  indexes, and the views, triggers, routines and events it keeps (``storage.objects``); DDL
+  it cannot map it refuses with 1235 naming the construct.
 * ``Effect.NONE``: nothing the replica stores changes. Administrative statements (ANALYZE,
   OPTIMIZE, REPAIR, CHECK, CHECKSUM TABLE, FLUSH), ALTER DATABASE (a default character set
   and collation), locks (LOCK/UNLOCK TABLES, LOCK INSTANCE),
   savepoints, SET statements a source logs, plugins and components, and the empty statement
   a comment not meant for this source leaves. A MySQL replica runs them to the same effect
   on its own tables, which for the replica's storage is none.
-* ``Effect.KEPT``: the definition of an object the replica does not run (views, triggers,
-  stored routines, events) or of an account; the statement is taken as applied.
+* ``Effect.ACCOUNT``: accounts, roles and privileges (CREATE/ALTER/DROP/RENAME USER, GRANT,
+  REVOKE, SET PASSWORD): not applied to the replica's own accounts; the statement is taken as
+  applied (docs/replica-commands.md).
 
 Anything else (DML logged as a statement, XA) goes to the engine, which refuses what it
 cannot apply with MySQL's error naming it: nothing is skipped silently.
@@ -95,7 +97,7 @@ def _comment(inside: str, version: SourceVersion) -> str:
 class Effect(enum.Enum):
     DDL = "ddl"
     NONE = "none"
-    KEPT = "kept"
+    ACCOUNT = "account"
 
 
 #: Leading words (upper case, single spaces) of statements that change nothing stored.
@@ -123,8 +125,8 @@ _NO_EFFECT = (
     "ALTER DATABASE",
     "ALTER SCHEMA",
 )
-#: Leading words of definitions the replica keeps but does not run, and of accounts.
-_KEPT = (
+#: Leading words of account statements.
+_ACCOUNTS = (
     "CREATE USER",
     "ALTER USER",
     "DROP USER",
@@ -135,26 +137,6 @@ _KEPT = (
     "REVOKE",
     "SET PASSWORD",
     "SET DEFAULT ROLE",
-    "DROP VIEW",
-    "DROP TRIGGER",
-    "DROP PROCEDURE",
-    "DROP FUNCTION",
-    "DROP EVENT",
-    "ALTER VIEW",
-    "ALTER PROCEDURE",
-    "ALTER FUNCTION",
-    "ALTER EVENT",
-)
-#: Objects a CREATE [OR REPLACE] [options] (or ALTER [options]) statement defines and the
-#: replica keeps.
-_KEPT_OBJECTS = frozenset({"VIEW", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "AGGREGATE"})
-#: Words that may stand between CREATE and the kind of object (OR REPLACE, ALGORITHM=...,
-#: DEFINER=..., SQL SECURITY ..., IF NOT EXISTS is after the kind).
-_CREATE_OPTIONS = re.compile(
-    r"(?:CREATE|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:ALGORITHM\s*=\s*\w+\s+)?"
-    r"(?:DEFINER\s*=\s*(?:'[^']*'|`[^`]*`|\"[^\"]*\"|\w+)(?:\s*@\s*(?:'[^']*'|`[^`]*`|\"[^\"]*\"|[\w.%-]+))?\s+)?"
-    r"(?:SQL\s+SECURITY\s+\w+\s+)?(\w+)",
-    re.IGNORECASE,
 )
 
 
@@ -164,15 +146,11 @@ def effect(statement: str) -> Effect:
     if not words:
         return Effect.NONE  # only a comment the source skipped: it ran nothing
     if words.startswith(("SET PASSWORD", "SET DEFAULT ROLE")):
-        return Effect.KEPT
+        return Effect.ACCOUNT
     if words.startswith("SET") or any(_starts(words, lead) for lead in _NO_EFFECT):
         return Effect.NONE
-    if any(_starts(words, lead) for lead in _KEPT):
-        return Effect.KEPT
-    if words.startswith(("CREATE", "ALTER")):
-        found = _CREATE_OPTIONS.match(statement.lstrip())
-        if found is not None and found.group(1).upper() in _KEPT_OBJECTS:
-            return Effect.KEPT
+    if any(_starts(words, lead) for lead in _ACCOUNTS):
+        return Effect.ACCOUNT
     return Effect.DDL
 
 

@@ -35,6 +35,14 @@ from spark_replica.applier_core.storage.interface import (
     TableDef,
     TableRef,
 )
+from spark_replica.applier_core.storage.objects import (
+    AlterObject,
+    CreateObject,
+    DropObject,
+    ObjectKind,
+    ObjectRef,
+    StoredObject,
+)
 
 # -- operations -------------------------------------------------------------------------------
 
@@ -187,7 +195,13 @@ DdlOperation = (
     | TruncateTable
     | RenameTable
     | AlterTable
+    | CreateObject
+    | DropObject
+    | AlterObject
 )
+
+#: Kept objects by ``ObjectRef.key``.
+Objects = Mapping[tuple[ObjectKind, str, str], StoredObject]
 
 
 # -- the catalog ------------------------------------------------------------------------------
@@ -199,6 +213,8 @@ class Catalog:
 
     databases: frozenset[str] = frozenset()
     tables: Mapping[TableRef, TableDef] = field(default_factory=lambda: MappingProxyType({}))
+    #: Views, triggers, routines and events (``objects``), by ``ObjectRef.key``.
+    objects: Objects = field(default_factory=lambda: MappingProxyType({}))
 
     def apply(self, operation: DdlOperation) -> Catalog:
         """The catalog after ``operation``; raises ``EngineError`` with MySQL's error when the
@@ -216,11 +232,17 @@ class Catalog:
         self,
         databases: frozenset[str] | None = None,
         tables: dict[TableRef, TableDef] | None = None,
+        objects: dict[tuple[ObjectKind, str, str], StoredObject] | None = None,
     ) -> Catalog:
         return Catalog(
             self.databases if databases is None else databases,
             self.tables if tables is None else MappingProxyType(tables),
+            self.objects if objects is None else MappingProxyType(objects),
         )
+
+    def view(self, table: TableRef) -> StoredObject | None:
+        """The view named ``table``, if there is one."""
+        return self.objects.get((ObjectKind.VIEW, table.schema, table.table))
 
 
 def no_such_table(table: TableRef) -> EngineError:
@@ -248,14 +270,15 @@ def _(op: DropDatabase, catalog: Catalog) -> Catalog:
             return catalog
         raise EngineError.of(ErrorCode.DB_DROP_EXISTS, op.name)
     tables = {ref: d for ref, d in catalog.tables.items() if ref.schema != op.name}
-    return catalog._with(catalog.databases - {op.name}, tables)
+    objects = {key: o for key, o in catalog.objects.items() if o.ref.schema != op.name}
+    return catalog._with(catalog.databases - {op.name}, tables, objects)
 
 
 @_apply.register
 def _(op: CreateTable, catalog: Catalog) -> Catalog:
     if op.table.schema not in catalog.databases:
         raise EngineError.of(ErrorCode.BAD_DB_ERROR, op.table.schema)
-    if op.table in catalog.tables:
+    if op.table in catalog.tables or catalog.view(op.table) is not None:
         if op.if_not_exists:
             return catalog
         raise EngineError.of(ErrorCode.TABLE_EXISTS_ERROR, op.table.table, table=op.table)
@@ -274,7 +297,7 @@ def _(op: DropTable, catalog: Catalog) -> Catalog:
         raise EngineError.of(ErrorCode.BAD_TABLE_ERROR, str(op.table), table=op.table)
     tables = dict(catalog.tables)
     del tables[op.table]
-    return catalog._with(tables=tables)
+    return catalog._with(tables=tables, objects=_without_triggers_of(catalog, op.table))
 
 
 @_apply.register
@@ -292,13 +315,104 @@ def _(op: RenameTable, catalog: Catalog) -> Catalog:
         raise EngineError.of(ErrorCode.BAD_DB_ERROR, op.new.schema)
     tables = {ref: d for ref, d in catalog.tables.items() if ref != op.old}
     tables[op.new] = definition
-    return catalog._with(tables=tables)
+    objects = dict(catalog.objects)
+    for key, found in catalog.objects.items():  # triggers follow their table
+        if (
+            found.ref.kind is ObjectKind.TRIGGER
+            and TableRef(found.ref.schema, found.table) == op.old
+        ):
+            if op.new.schema == op.old.schema:
+                objects[key] = replace(found, table=op.new.table)
+            else:
+                del objects[key]
+    return catalog._with(tables=tables, objects=objects)
 
 
 @_apply.register
 def _(op: AlterTable, catalog: Catalog) -> Catalog:
     definition = alter_columns(op, catalog.definition(op.table)).definition
     return catalog._with(tables={**catalog.tables, op.table: definition})
+
+
+def _without_triggers_of(
+    catalog: Catalog, table: TableRef
+) -> dict[tuple[ObjectKind, str, str], StoredObject]:
+    return {
+        key: found
+        for key, found in catalog.objects.items()
+        if found.ref.kind is not ObjectKind.TRIGGER
+        or TableRef(found.ref.schema, found.table) != table
+    }
+
+
+@_apply.register
+def _(op: CreateObject, catalog: Catalog) -> Catalog:
+    ref = op.stored.ref
+    if ref.schema not in catalog.databases:
+        raise EngineError.of(ErrorCode.BAD_DB_ERROR, ref.schema)
+    existing = catalog.objects.get(ref.key)
+    if op.alter and existing is None:
+        raise EngineError.of(ErrorCode.NO_SUCH_TABLE, ref.schema, ref.name)
+    table = TableRef(ref.schema, ref.name)
+    if ref.kind is ObjectKind.VIEW and table in catalog.tables:
+        if op.replace or op.alter:
+            raise EngineError.of(ErrorCode.WRONG_OBJECT, ref.schema, ref.name, "VIEW")
+        raise EngineError.of(ErrorCode.TABLE_EXISTS_ERROR, ref.name, table=table)
+    if ref.kind is ObjectKind.TRIGGER:
+        owner = TableRef(ref.schema, op.stored.table)
+        catalog.definition(owner)  # 1146 when the table is not there
+    if existing is not None and not (op.replace or op.alter):
+        if op.if_not_exists:
+            return catalog
+        raise _exists(ref)
+    return catalog._with(objects={**catalog.objects, ref.key: op.stored})
+
+
+@_apply.register
+def _(op: DropObject, catalog: Catalog) -> Catalog:
+    ref = op.ref
+    if ref.key not in catalog.objects:
+        if ref.kind is ObjectKind.VIEW and TableRef(ref.schema, ref.name) in catalog.tables:
+            raise EngineError.of(ErrorCode.WRONG_OBJECT, ref.schema, ref.name, "VIEW")
+        if op.if_exists:
+            return catalog
+        raise _missing(ref)
+    objects = dict(catalog.objects)
+    del objects[ref.key]
+    return catalog._with(objects=objects)
+
+
+@_apply.register
+def _(op: AlterObject, catalog: Catalog) -> Catalog:
+    found = catalog.objects.get(op.ref.key)
+    if found is None:
+        raise _missing(op.ref)
+    if not op.rename_to:
+        return catalog
+    renamed = replace(found, ref=op.ref._replace(name=op.rename_to))
+    objects = {k: o for k, o in catalog.objects.items() if k != op.ref.key}
+    objects[renamed.ref.key] = renamed
+    return catalog._with(objects=objects)
+
+
+def _exists(ref: ObjectRef) -> EngineError:
+    if ref.kind is ObjectKind.VIEW:
+        return EngineError.of(ErrorCode.TABLE_EXISTS_ERROR, ref.name)
+    if ref.kind is ObjectKind.TRIGGER:
+        return EngineError.of(ErrorCode.TRG_ALREADY_EXISTS)
+    if ref.kind is ObjectKind.EVENT:
+        return EngineError.of(ErrorCode.EVENT_ALREADY_EXISTS, ref.name)
+    return EngineError.of(ErrorCode.SP_ALREADY_EXISTS, ref.kind.value, ref.name)
+
+
+def _missing(ref: ObjectRef) -> EngineError:
+    if ref.kind is ObjectKind.VIEW:
+        return EngineError.of(ErrorCode.BAD_TABLE_ERROR, f"{ref.schema}.{ref.name}")
+    if ref.kind is ObjectKind.TRIGGER:
+        return EngineError.of(ErrorCode.TRG_DOES_NOT_EXIST)
+    if ref.kind is ObjectKind.EVENT:
+        return EngineError.of(ErrorCode.EVENT_DOES_NOT_EXIST, ref.name)
+    return EngineError.of(ErrorCode.SP_DOES_NOT_EXIST, ref.kind.value, f"{ref.schema}.{ref.name}")
 
 
 # -- ALTER TABLE on definitions and rows ------------------------------------------------------

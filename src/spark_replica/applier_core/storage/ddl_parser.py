@@ -1,6 +1,7 @@
 """MySQL DDL statements parsed with sqlglot's MySQL dialect into ``ddl`` operations.
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
+views, triggers, routines and events (``objects``),
 CREATE TABLE (columns, PRIMARY KEY;
 secondary keys and other constraints are accepted and ignored; ``LIKE other``), DROP TABLE,
 TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN,
@@ -45,6 +46,7 @@ from spark_replica.applier_core.storage.ddl import (
 )
 from spark_replica.applier_core.storage.ddl_index import parse_index_statement
 from spark_replica.applier_core.storage.interface import Column, EngineError, TableDef, TableRef
+from spark_replica.applier_core.storage.objects import parse_object_statement
 
 _MYSQL = Dialect.get_or_raise("mysql")
 
@@ -56,6 +58,9 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
         EngineError: 1064 when the statement does not parse, 1046 when a table name needs a
             database and there is none, 1235 for a statement the engines do not support.
     """
+    kept = parse_object_statement(statement, database)
+    if kept is not None:
+        return (kept,)
     indexes = parse_index_statement(statement, database)
     if indexes is not None:
         return indexes

@@ -24,6 +24,7 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_me
 
 if TYPE_CHECKING:
     from spark_replica.applier_core.storage.locks import LockManager
+    from spark_replica.applier_core.storage.objects import StoredObject
 
 #: A row: column values in table-column order.
 Row: TypeAlias = tuple[object, ...]
@@ -369,6 +370,10 @@ class StorageEngine(Protocol):
 
     def definition(self, table: TableRef) -> TableDef:
         """The definition of ``table``. Raises ``EngineError`` 1146 for an unknown table."""
+        ...
+
+    def objects(self) -> list[StoredObject]:
+        """The views, triggers, routines and events kept, sorted by kind, database, name."""
         ...
 
     def rows(self, table: TableRef) -> list[Row]:

@@ -51,6 +51,7 @@ from spark_replica.applier_core.storage.memory_tables import (
     run_ddl,
     updated,
 )
+from spark_replica.applier_core.storage.objects import StoredObject
 
 _INSERT, _DELETE = RowKind.INSERT, RowKind.DELETE
 _MISSING = object()
@@ -115,6 +116,9 @@ class InMemoryEngine:
 
     def definition(self, table: TableRef) -> TableDef:
         return self._catalog.definition(table)
+
+    def objects(self) -> list[StoredObject]:
+        return sorted(self._catalog.objects.values(), key=lambda o: o.ref)
 
     def rows(self, table: TableRef) -> list[Row]:
         with self._mutex:

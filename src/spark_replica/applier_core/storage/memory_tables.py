@@ -37,6 +37,12 @@ from spark_replica.applier_core.storage.interface import (
     TableDef,
     TableRef,
 )
+from spark_replica.applier_core.storage.objects import (
+    AlterObject,
+    CreateObject,
+    DropObject,
+    ObjectOperation,
+)
 
 
 class Table:
@@ -219,6 +225,13 @@ def _change_data(operation: object, catalog: Catalog, tables: dict[TableRef, Tab
 @_change_data.register
 def _(op: CreateDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
     pass  # a database holds no data of its own
+
+
+@_change_data.register(CreateObject)
+@_change_data.register(DropObject)
+@_change_data.register(AlterObject)
+def _(op: ObjectOperation, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+    pass  # views, triggers, routines and events live in the catalog alone
 
 
 @_change_data.register

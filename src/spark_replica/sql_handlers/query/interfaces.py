@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from spark_replica.applier_core.storage import TableDef, TableRef
+from spark_replica.applier_core.storage.objects import StoredObject
 
 
 class TableCatalog(Protocol):
@@ -25,6 +26,10 @@ class TableCatalog(Protocol):
 
     def definition(self, table: TableRef) -> TableDef:
         """The definition of ``table``; ``EngineError`` 1146 when there is none."""
+        ...
+
+    def objects(self) -> list[StoredObject]:
+        """The views, triggers, routines and events kept, sorted by kind, database, name."""
         ...
 
 

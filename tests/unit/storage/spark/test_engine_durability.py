@@ -406,3 +406,36 @@ def test_a_spark_job_outside_the_server_reads_the_tables(spark: Any, place: Any)
     assert (done.views, done.skipped) == ([items], [TableRef("ext", "odd name")])
     rows = spark.sql("SELECT id, `v v` FROM ext.items").collect()
     assert [tuple(r) for r in rows] == [(2, "b")]
+
+
+def test_kept_objects_are_recorded_at_the_commit_point_and_found_after_a_restart(
+    spark: Any, place: Any
+) -> None:
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.ddl("CREATE DEFINER=`app`@`%` VIEW v (a) AS SELECT id FROM t")
+    writer.ddl("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET @a = 1")
+    writer.ddl("CREATE PROCEDURE p() SELECT 1")
+    writer.ddl("CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO SELECT 1")
+    engine.flush()
+    writer.ddl("DROP PROCEDURE p")
+    writer.ddl("CREATE OR REPLACE DEFINER=`app`@`%` VIEW v (a) AS SELECT id + 1 FROM t")
+    expected = engine.objects()
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert again.objects() == expected
+        assert [(o.ref.kind.value, o.ref.name) for o in expected] == [
+            ("EVENT", "e"), ("TRIGGER", "tr"), ("VIEW", "v")]  # fmt: skip
+        assert expected[2].select == "SELECT id + 1 FROM t" and expected[2].definer == "app@%"
+        Writer(again, 9).ddl("DROP TABLE t")  # its trigger goes with it
+        again.flush()
+    finally:
+        again.close()
+    third = start(spark, place)
+    try:
+        assert [o.ref.name for o in third.objects()] == ["e", "v"]
+    finally:
+        third.close()

@@ -11,12 +11,14 @@ durable. What an operation means for the files:
 * TRUNCATE TABLE: a new, empty generation; the old one is deleted after the commit point.
 * ALTER TABLE: a new generation whose base is the table's content right after the transaction
   (``Commit.rewrites``, by the table's final name), written before the commit point.
+* Views, triggers, routines and events: state only (``DurableState.objects``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from spark_replica.applier_core.storage.ddl import (
     AlterTable,
@@ -30,6 +32,7 @@ from spark_replica.applier_core.storage.ddl import (
     TruncateTable,
 )
 from spark_replica.applier_core.storage.interface import Row, TableRef
+from spark_replica.applier_core.storage.objects import AlterObject, CreateObject, DropObject
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
 
@@ -64,10 +67,17 @@ def apply_ddl(
 
 
 def _catalog(state: DurableState) -> Catalog:
-    return Catalog(state.databases, {ref: t.definition for ref, t in state.tables.items()})
+    tables = {ref: t.definition for ref, t in state.tables.items()}
+    return Catalog(state.databases, MappingProxyType(tables), state.objects)
 
 
 def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
+    catalog = _change_files(op, outcome)
+    outcome.state = replace(outcome.state, objects=catalog.objects)
+
+
+def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
+    """The state's tables and files after ``op``; the catalog after it."""
     state = outcome.state
     catalog = _catalog(state).apply(op)  # checked at commit already: this does not fail
     tables = dict(state.tables)
@@ -77,7 +87,7 @@ def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
         outcome.state = state.with_tables(tables, databases=catalog.databases)
     elif isinstance(op, CreateTable):
         if op.table in tables:  # IF NOT EXISTS on an existing table
-            return
+            return catalog
         tables[op.table] = StoredTable(state.next_table_id, op.table, catalog.tables[op.table])
         outcome.state = state.with_tables(tables, next_table_id=state.next_table_id + 1)
     elif isinstance(op, DropTable):
@@ -104,5 +114,6 @@ def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
             outcome.obsolete.append(old)
             outcome.rewritten.add(old.id)
         outcome.state = state.with_tables(tables)
-    else:  # pragma: no cover - every operation type is handled above
-        raise TypeError(f"not a DDL operation: {op!r}")
+    elif not isinstance(op, CreateObject | DropObject | AlterObject):  # pragma: no cover
+        raise TypeError(f"not a DDL operation: {op!r}")  # every operation is handled above
+    return catalog

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from spark_replica.applier_core.storage.ddl import Catalog
@@ -37,7 +38,8 @@ def recover(
 ) -> tuple[Catalog, dict[TableRef, Table]]:
     """Remove unrecorded files under ``root``; the catalog and tables of ``state``."""
     remove_unrecorded(files, root, state)
-    catalog = Catalog(state.databases, {ref: t.definition for ref, t in state.tables.items()})
+    definitions = {ref: t.definition for ref, t in state.tables.items()}
+    catalog = Catalog(state.databases, MappingProxyType(definitions), state.objects)
     tables = {ref: load_table(spark, root, stored) for ref, stored in state.tables.items()}
     return catalog, tables
 

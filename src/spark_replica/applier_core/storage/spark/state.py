@@ -2,7 +2,8 @@
 
 The engine's catalog of record is the metadata store, not Spark's catalog (architecture §5).
 ``DurableState`` is one consistent version of it: the databases, every table with its
-definition and files, the last batch recorded, and the executed GTID set. The flusher derives
+definition and files, the kept objects (views, triggers, routines, events), the last batch
+recorded, and the executed GTID set. The flusher derives
 the next version and hands both to ``SparkStateStore.commit``, which records the difference in
 one metadata transaction: that transaction is the commit point of a batch.
 
@@ -20,6 +21,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from spark_replica.applier_core.progress import GtidInterval
+from spark_replica.applier_core.storage.ddl import Objects
 from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
 
 
@@ -67,6 +69,8 @@ class DurableState:
     last_batch: int = 0
     gtids: tuple[GtidInterval, ...] = ()
     next_table_id: int = 1
+    #: Views, triggers, routines and events (``storage.objects``), by ``ObjectRef.key``.
+    objects: Objects = field(default_factory=lambda: MappingProxyType({}))
 
     def with_tables(
         self, tables: Mapping[TableRef, StoredTable], **changes: object
