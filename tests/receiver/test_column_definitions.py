@@ -71,8 +71,11 @@ def _result(cursor: Any, query: str) -> tuple[list[tuple[object, ...]], list[tup
 
 
 @pytest.fixture(scope="module")
-def replicated(mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A replica (Spark engine, CSA) holding ``meta.t`` as the MariaDB source does."""
+def replicated(
+    spark: Any, mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[int]:
+    """A replica (Spark engine on the test run's SparkSession, CSA) holding ``meta.t`` as
+    the MariaDB source does."""
     mariadb.sql(f"DROP DATABASE IF EXISTS meta; CREATE DATABASE meta; {TABLE}; {ROWS}")
     root = tmp_path_factory.mktemp("column-definitions")
     with running_server(root / "data", configured_components) as server:

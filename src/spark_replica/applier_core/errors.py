@@ -69,8 +69,10 @@ class ErrorCode(enum.IntEnum):
     SP_DOES_NOT_EXIST = 1305
     QUERY_INTERRUPTED = 1317
     WRONG_OBJECT = 1347
+    VIEW_INVALID = 1356
     TRG_ALREADY_EXISTS = 1359
     TRG_DOES_NOT_EXIST = 1360
+    VIEW_RECURSIVE = 1462
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
     TABLE_DEF_CHANGED = 1412
@@ -251,6 +253,12 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.SP_ALREADY_EXISTS: ("42000", "%s %s already exists"),
     ErrorCode.SP_DOES_NOT_EXIST: ("42000", "%s %s does not exist"),
     ErrorCode.WRONG_OBJECT: ("HY000", "'%-.192s.%-.192s' is not %s"),
+    ErrorCode.VIEW_INVALID: (
+        "HY000",
+        "View '%-.192s.%-.192s' references invalid table(s) or column(s) or function(s) or "
+        "definer/invoker of view lack rights to use them",
+    ),
+    ErrorCode.VIEW_RECURSIVE: ("HY000", "`%-.192s`.`%-.192s` contains view recursion"),
     ErrorCode.TRG_ALREADY_EXISTS: ("HY000", "Trigger already exists"),
     ErrorCode.TRG_DOES_NOT_EXIST: ("HY000", "Trigger does not exist"),
     ErrorCode.EVENT_ALREADY_EXISTS: ("HY000", "Event '%-.192s' already exists"),

@@ -32,6 +32,7 @@ from spark_replica.server.column_defs import ColumnDefinitions
 from spark_replica.sql_handlers.query.column_meta import describe, origins
 from spark_replica.sql_handlers.query.interfaces import QueryEngine, RunningQuery, TableCatalog
 from spark_replica.sql_handlers.query.transpile import to_spark_sql
+from spark_replica.sql_handlers.query.views import view_lookup
 
 #: Rows fetched from Spark per trip to a worker thread.
 FETCH_ROWS = 1000
@@ -81,10 +82,14 @@ async def run_user_query(
     its rows stream lazily, and the turn is given back when the query is closed. Columns
     that show a column of a table in ``catalog`` are described as that column."""
     tag = f"spark-replica-query-{connection}-{next(_tags)}"
+    views = view_lookup(catalog) if catalog is not None else None
 
     def start() -> RunningQuery:
         return queries.run(
-            lambda resolve: to_spark_sql(expression, database=database, resolve=resolve).sql, tag
+            lambda resolve: (
+                to_spark_sql(expression, database=database, resolve=resolve, views=views).sql
+            ),
+            tag,
         )
 
     await turns.acquire()

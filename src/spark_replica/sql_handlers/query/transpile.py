@@ -118,6 +118,7 @@ from sqlglot.helper import seq_get
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
+from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
 Resolver = Callable[[TableRef], str | None]
@@ -168,13 +169,24 @@ class SparkQuery(NamedTuple):
     tables: tuple[TableRef, ...]
 
 
-def to_spark_sql(expression: exp.Expr, *, database: str | None, resolve: Resolver) -> SparkQuery:
-    """``expression`` (one MySQL SELECT/UNION/WITH query) as Spark SQL over the views.
+def to_spark_sql(
+    expression: exp.Expr,
+    *,
+    database: str | None,
+    resolve: Resolver,
+    views: ViewLookup | None = None,
+) -> SparkQuery:
+    """``expression`` (one MySQL SELECT/UNION/WITH query) as Spark SQL over the views;
+    ``views`` gives the replicated views, whose references become their queries.
 
     Raises ``ReplicaError`` 1046 (a table without database and no current database), 1146
-    (``resolve`` does not know a table) or 1235 (a construct Spark cannot run).
+    (``resolve`` does not know a table), 1235 (a construct Spark cannot run), 1356 or 1462
+    (a view that cannot run).
     """
     tree: exp.Expr = expression.copy()
+    if views is not None:
+        expand_views(tree, database or None, views, lambda ref: resolve(ref) is not None,
+                     _replicated_tables, _name_result_columns)  # fmt: skip
     _name_result_columns(tree)
     tables = _replace_tables(tree, database or None, resolve)
     tree = _rewrite_expressions(tree)

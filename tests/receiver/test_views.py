@@ -1,0 +1,93 @@
+"""Replicated views answer like the source's: views created on a real MariaDB (a column
+list, a join with an aggregate, a view over a view, unqualified tables, ALTER VIEW and
+CREATE OR REPLACE VIEW) are queried through the replica (Spark engine) and compared with
+MariaDB's answers, column names and values."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pymysql
+import pytest
+
+from spark_replica.server.storage import configured_components
+from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
+from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at
+from tests.helpers.server import connect, running_server
+
+pytestmark = pytest.mark.spark
+
+WAIT = 120.0
+SOURCE = (
+    "DROP DATABASE IF EXISTS vshop",
+    "CREATE DATABASE vshop",
+    "CREATE TABLE vshop.items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2))",
+    "CREATE TABLE vshop.orders (id INT PRIMARY KEY, item INT, qty INT)",
+    "INSERT INTO vshop.items VALUES (1, 'apple', 0.50), (2, 'pear', 0.75), (3, 'fig', 2.00)",
+    "INSERT INTO vshop.orders VALUES (1, 1, 4), (2, 2, 1), (3, 1, 2), (4, 3, 5)",
+    "CREATE VIEW vshop.cheap (item_id, item_name) AS SELECT id, name FROM vshop.items "
+    "WHERE price < 1",
+    "USE vshop; CREATE VIEW sales AS SELECT i.name, SUM(o.qty) AS sold, SUM(o.qty * i.price) "
+    "AS revenue FROM orders o JOIN items i ON i.id = o.item GROUP BY i.name",
+    "CREATE VIEW vshop.top_sales AS SELECT name, revenue FROM vshop.sales WHERE revenue > 1",
+    "CREATE VIEW vshop.later AS SELECT 1 AS one",
+    "ALTER VIEW vshop.later AS SELECT id FROM vshop.orders WHERE qty > 1",
+    "CREATE OR REPLACE VIEW vshop.cheap (item_id, item_name) AS SELECT id, name "
+    "FROM vshop.items WHERE price <= 0.75",
+    "INSERT INTO vshop.orders VALUES (5, 2, 3)",
+)
+QUERIES = (
+    "SELECT * FROM vshop.cheap ORDER BY item_id",
+    "SELECT * FROM vshop.sales ORDER BY name",
+    "SELECT name, revenue FROM vshop.top_sales ORDER BY revenue DESC, name",
+    "SELECT * FROM vshop.later ORDER BY id",
+    "SELECT c.item_name, s.sold FROM vshop.cheap c JOIN vshop.sales s ON s.name = c.item_name "
+    "ORDER BY 1",
+    "SELECT vshop.later.id FROM vshop.later WHERE id > 2 ORDER BY 1",
+)
+
+
+@pytest.fixture(scope="module")
+def replica(
+    spark: Any, mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[int]:
+    """The replica server (Spark engine, on the test run's SparkSession) with ``vshop``."""
+    for statement in SOURCE:
+        mariadb.sql(statement)
+    root = tmp_path_factory.mktemp("views")
+    with running_server(root / "data", configured_components) as server:
+        with connect(server.port) as conn, conn.cursor() as cursor:
+            cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
+            cursor.execute(f"CHANGE REPLICATION SOURCE TO {APPLIERS['csa']} "
+                           f"FOR CHANNEL '{CHANNEL}'")  # fmt: skip
+            cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
+            deadline = time.monotonic() + WAIT
+            while True:  # as a DBA would: until the last row is there
+                try:
+                    cursor.execute("SELECT COUNT(*) FROM vshop.orders")
+                    if cursor.fetchone()[0] == 5:
+                        break
+                except pymysql.err.ProgrammingError:  # 1146 until the table is there
+                    pass
+                assert time.monotonic() < deadline, "vshop.orders never reached the replica"
+                time.sleep(0.2)
+        yield server.port
+
+
+def _answer(cursor: Any, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    cursor.execute(query)
+    return [d[0] for d in cursor.description], [tuple(r) for r in cursor.fetchall()]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_views_answer_as_the_source(replica: int, mariadb: MariaDB, query: str) -> None:
+    source = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
+                             password=MARIADB_ROOT_PASSWORD)  # fmt: skip
+    try:
+        with source.cursor() as theirs, connect(replica) as conn, conn.cursor() as ours:
+            assert _answer(ours, query) == _answer(theirs, query)
+    finally:
+        source.close()
