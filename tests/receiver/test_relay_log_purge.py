@@ -151,7 +151,8 @@ def test_relay_log_files_are_purged_only_once_durable(
     tmp_path: Path, port: int, data_dir: Path, engine: HeldDurabilityEngine, applier: str
 ) -> None:
     """Applied but not durable, a file is the only copy of its transactions: every file stays
-    until the engine reports them durable; then all but the active one go (T74)."""
+    until the engine reports them durable; then all but the active one go (T74,
+    WL10500.PURGE.3, DES.RS.0070)."""
     engine.hold()
     with (
         running_source(tmp_path / "source", _spec(1500)) as source,
@@ -172,6 +173,13 @@ def test_relay_log_files_are_purged_only_once_durable(
         assert active == max(held) or active > max(held)
         found = _space_is_on_disk(cursor, relay)
         assert found["Relay_Log_Space"] == relay.files()[active]
+        # Each start of the receiver begins a new file, as MySQL's does: the one it wrote
+        # before is no longer active, and goes once the applier has read past it.
+        cursor.execute(f"STOP REPLICA IO_THREAD FOR CHANNEL '{CHANNEL}'")
+        cursor.execute(f"START REPLICA IO_THREAD FOR CHANNEL '{CHANNEL}'")
+        stem, number = active.rsplit(".", 1)
+        following = f"{stem}.{int(number) + 1:06d}"
+        poll(cursor, lambda _: list(relay.files()) == [following])
         cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
     assert engine_content(engine) == source.content
 

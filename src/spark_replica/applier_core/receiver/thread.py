@@ -19,10 +19,11 @@ seconds, at most SOURCE_RETRY_COUNT times in a row; meanwhile Replica_IO_Running
 Connecting and Last_IO_Error shows the last failure.
 
 Relay log files rotate past max_relay_log_size (max_binlog_size when it is 0), read at every
-batch written. With relay_log_space_limit, the receiver waits after a batch that takes the
-relay log past it until the applier's purges free space (``LogSpace``); when the applier has
-read everything and nothing it read can be purged, it goes on for one more batch, rotating
-first if it is between transactions, as MySQL's receiver does to avoid a deadlock.
+batch written, and each start of the thread begins a new file. With relay_log_space_limit,
+the receiver waits after a batch that takes the relay log past it until the applier's purges
+free space (``LogSpace``); when the applier has read everything and nothing it read can be
+purged, it goes on for one more batch, rotating first if it is between transactions, as
+MySQL's receiver does to avoid a deadlock.
 
 """
 
@@ -174,10 +175,16 @@ class Receiver:
             max_size=self._rotate_at,
         )
         self._writer = writer
+        fresh_file = True
         try:
             while True:
                 try:
                     writer.open()
+                    if fresh_file and writer.holds_events:
+                        # A new file at every start, as MySQL's receiver does: the one
+                        # before can then be purged once the applier is done with it.
+                        writer.rotate()
+                    fresh_file = True
                     self._connect_and_copy(writer)
                     break
                 except OSError as exc:
