@@ -126,6 +126,7 @@ def test_a_long_backlog_keeps_the_relay_log_within_the_space_limit(
     applied and durable, and the receiver waits at relay_log_space_limit: the directory never
     holds much more than the limit, whatever the backlog."""
     spec = _spec(soak_size(short=4000, long=60000))
+    engine.commit_latency = 0.002  # an applier well behind the receiver
     with (
         running_source(tmp_path / "source", spec) as source,
         connect(limited_port) as conn,
