@@ -113,3 +113,18 @@ def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -
     )
     assert (overridden.engine, overridden.spark.master) == ("spark", "yarn")
     assert overridden.warehouse == "s3a://bucket/replica"
+
+
+def test_relay_log_space_limit_from_file_environment_and_flag(tmp_path: Path) -> None:
+    """relay_log_space_limit is a startup option, as in MySQL (0, no limit, by default)."""
+    toml = tmp_path / "replica.toml"
+    toml.write_text("relay_log_space_limit = 1048576\n")
+    assert load_config(environ={}).relay_log_space_limit == 0
+    assert load_config(config_file=str(toml), environ={}).relay_log_space_limit == 1 << 20
+    env = {"SPARK_REPLICA_RELAY_LOG_SPACE_LIMIT": "2097152"}
+    assert load_config(config_file=str(toml), environ=env).relay_log_space_limit == 2 << 20
+    flagged = load_config(config_file=str(toml), relay_log_space_limit=4096, environ=env)
+    assert flagged.relay_log_space_limit == 4096
+    for bad in ("-1", "lots", str(1 << 64)):
+        with pytest.raises(ConfigError, match="relay_log_space_limit"):
+            load_config(environ={"SPARK_REPLICA_RELAY_LOG_SPACE_LIMIT": bad})

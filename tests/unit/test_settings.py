@@ -132,6 +132,8 @@ def test_coerce_accepts(name: str, raw: object, value: object) -> None:
         ("max_relay_log_size", 4097, 4096),
         ("max_relay_log_size", 4095, 0),
         ("max_relay_log_size", 0, 0),
+        ("max_binlog_size", 65537, 65536),
+        ("max_binlog_size", 4096, 4096),
     ],
 )
 def test_block_sizes_round_down(name: str, raw: int, value: int) -> None:
@@ -144,6 +146,7 @@ def test_block_size_definitions() -> None:
         "replica_pending_jobs_size_max": 1024,
         "replica_checkpoint_group": 8,
         "max_relay_log_size": 4096,
+        "max_binlog_size": 4096,
     }
 
 
@@ -366,10 +369,13 @@ def test_persisted_values_load_back() -> None:
     )
     first.set_internal("gtid_executed", "not persisted")
     first.set_internal("skip_replica_start", 1)  # from the configuration, at each start
+    first.set_internal("relay_log_space_limit", 1 << 20)  # likewise
     stored = first.persistable()
     assert all(isinstance(text, str) for text in stored.values())
-    assert "gtid_executed" not in stored and "skip_replica_start" not in stored
-    assert NOT_PERSISTED == frozenset({"gtid_executed", "skip_replica_start"})
+    assert not {"gtid_executed", "skip_replica_start", "relay_log_space_limit"} & set(stored)
+    assert NOT_PERSISTED == frozenset(
+        {"gtid_executed", "skip_replica_start", "relay_log_space_limit"}
+    )
     second = SystemVariables(stored)
     assert second.get("replica_parallel_workers") == 12
     assert second.get("replica_preserve_commit_order") == 0
@@ -379,7 +385,8 @@ def test_persisted_values_load_back() -> None:
     assert second.get("server_uuid") == first.get("server_uuid")
     assert second.get("gtid_executed") == ""
     assert second.get("skip_replica_start") == 0
-    assert second.snapshot() == {**first.snapshot(), "gtid_executed": "", "skip_replica_start": 0}
+    assert second.snapshot() == {**first.snapshot(), "gtid_executed": "", "skip_replica_start": 0,
+                                 "relay_log_space_limit": 0}  # fmt: skip
 
 
 def test_unknown_persisted_names_are_ignored() -> None:
@@ -411,3 +418,19 @@ def test_concurrent_reads_and_writes() -> None:
         thread.join()
     assert set(seen) <= {1, 2, 4}
     assert variables.get("replica_parallel_workers") in (1, 2)
+
+
+def test_relay_log_space_limit_is_read_only_and_max_binlog_size_has_mysqls_range() -> None:
+    """relay_log_space_limit is not dynamic in MySQL (1238); max_binlog_size is 4096 to 1 GiB,
+    1 GiB by default (where relay log files rotate while max_relay_log_size is 0)."""
+    variables = SystemVariables()
+    with pytest.raises(ReplicaError) as raised:
+        variables.prepare("relay_log_space_limit", 1 << 20)
+    assert raised.value.code == 1238
+    assert (variables.get("relay_log_space_limit"), variables.get("max_binlog_size")) == (
+        0,
+        1 << 30,
+    )
+    with pytest.raises(ReplicaError) as raised:
+        variables.prepare("max_binlog_size", 1024)
+    assert raised.value.code == 1231

@@ -81,7 +81,15 @@ DEFINITIONS: dict[str, VariableDef] = {
         # relay log in a thread of its own rather than in the service thread.
         VariableDef("replica_applier_prefetcher", VarKind.BOOLEAN, 0),
         VariableDef("replica_applier_async_provider", VarKind.BOOLEAN, 0),
+        # The receiver rotates its relay log file past max_relay_log_size, or past
+        # max_binlog_size when that is 0 (read at every batch it writes).
         VariableDef("max_relay_log_size", VarKind.INTEGER, 0, 0, 1073741824, block_size=4096),
+        VariableDef(
+            "max_binlog_size", VarKind.INTEGER, 1073741824, 4096, 1073741824, block_size=4096
+        ),
+        # Bytes of relay log after which the receiver waits for purges (0: no limit). Not
+        # dynamic in MySQL: set from the server's configuration at start (server/config.py).
+        VariableDef("relay_log_space_limit", VarKind.INTEGER, 0, read_only=True),
         VariableDef("server_id", VarKind.INTEGER, 1, 0, 4294967295),
         VariableDef("server_uuid", VarKind.STRING, "", read_only=True),
         VariableDef("gtid_mode", VarKind.ENUM, "ON", choices=GTID_MODES),
@@ -104,7 +112,7 @@ ALIASES = {
 }
 
 #: Values a statement may not persist: derived from other state or generated once.
-NOT_PERSISTED = frozenset({"gtid_executed", "skip_replica_start"})
+NOT_PERSISTED = frozenset({"gtid_executed", "skip_replica_start", "relay_log_space_limit"})
 
 
 def resolve(name: str) -> tuple[VariableDef, list[Diagnostic]]:

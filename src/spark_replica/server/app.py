@@ -76,6 +76,7 @@ class ReplicaServer:
         persisted = store.load_variables()
         settings = SystemVariables(persisted)
         settings.set_internal("skip_replica_start", int(self.config.skip_replica_start))
+        settings.set_internal("relay_log_space_limit", self.config.relay_log_space_limit)
         if "server_uuid" not in persisted:
             store.save_variables({"server_uuid": settings.get_str("server_uuid")})
         components = self._components

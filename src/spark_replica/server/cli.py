@@ -37,6 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
             ssl_cert=args.ssl_cert,
             ssl_key=args.ssl_key,
             skip_replica_start=args.skip_replica_start,
+            relay_log_space_limit=args.relay_log_space_limit,
         )
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--ssl-key", help="the certificate's private key (PEM)")
     serve.add_argument("--skip-replica-start", action="store_true", default=None,
                        help="leave channels stopped at server start (MySQL's option)")  # fmt: skip
+    serve.add_argument("--relay-log-space-limit", type=int, metavar="BYTES",
+                       help="relay log bytes per channel before the receiver waits for the "
+                            "applier to purge (MySQL's option; 0: no limit)")  # fmt: skip
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
     demo.add_arguments(commands.add_parser("demo", help="a source, a replica, replication"))

@@ -3,7 +3,8 @@
 Environment: SPARK_REPLICA_BIND, SPARK_REPLICA_PORT, SPARK_REPLICA_DATA_DIR,
 SPARK_REPLICA_METADATA_URL, SPARK_REPLICA_ROOT_PASSWORD, SPARK_REPLICA_CONFIG,
 SPARK_REPLICA_ENGINE, SPARK_REPLICA_SPARK_MASTER, SPARK_REPLICA_WAREHOUSE,
-SPARK_REPLICA_SSL_CERT, SPARK_REPLICA_SSL_KEY, SPARK_REPLICA_SKIP_REPLICA_START.
+SPARK_REPLICA_SSL_CERT, SPARK_REPLICA_SSL_KEY, SPARK_REPLICA_SKIP_REPLICA_START,
+SPARK_REPLICA_RELAY_LOG_SPACE_LIMIT.
 
 TOML::
 
@@ -15,6 +16,7 @@ TOML::
     ssl_cert = "server-cert.pem"    # TLS for clients (PEM); both or neither; empty: no TLS
     ssl_key = "server-key.pem"
     skip_replica_start = false  # true: channels wait for START REPLICA after a restart
+    relay_log_space_limit = 0   # bytes of relay log per channel before the receiver waits
 
     [spark]
     master = "local[2]"         # or spark://host:7077, yarn, k8s://...
@@ -94,6 +96,8 @@ class ServerConfig:
     ssl_key: str = ""
     #: MySQL's skip_replica_start: False starts every configured channel with the server.
     skip_replica_start: bool = False
+    #: MySQL's relay_log_space_limit (bytes; 0: no limit), read-only once the server runs.
+    relay_log_space_limit: int = 0
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The server-side TLS context (TLS 1.2 or later); None without TLS.
@@ -138,6 +142,7 @@ def load_config(
     ssl_cert: str | None = None,
     ssl_key: str | None = None,
     skip_replica_start: bool | None = None,
+    relay_log_space_limit: int | None = None,
     environ: dict[str, str] | None = None,
 ) -> ServerConfig:
     """Merge flags (highest), environment, and the TOML file (lowest)."""
@@ -163,6 +168,11 @@ def load_config(
         raise ConfigError(f"port must be a number: {e}") from e
     if not 0 <= port_value <= 65535:
         raise ConfigError(f"port out of range: {port_value}")
+    space_limit = _bytes(
+        pick(relay_log_space_limit, "SPARK_REPLICA_RELAY_LOG_SPACE_LIMIT",
+             "relay_log_space_limit", 0),
+        "relay_log_space_limit",
+    )  # fmt: skip
     engine_name = str(pick(engine, "SPARK_REPLICA_ENGINE", "engine", "spark"))
     if engine_name not in ENGINES:
         raise ConfigError(f"engine must be one of {', '.join(ENGINES)}: {engine_name!r}")
@@ -189,6 +199,7 @@ def load_config(
             ),
             "skip_replica_start",
         ),
+        relay_log_space_limit=space_limit,
     )
     config.ssl_context()  # a clear error now rather than at the first TLS client
     return config
@@ -207,6 +218,17 @@ def _boolean(value: object, name: str) -> bool:
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
     raise ConfigError(f"{name} must be true or false: {value!r}")
+
+
+def _bytes(value: object, name: str) -> int:
+    """A size in bytes, 0 to 2**64-1 (MySQL's range for relay_log_space_limit)."""
+    try:
+        number = int(str(value).strip()) if not isinstance(value, int) else value
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of bytes: {value!r}") from None
+    if isinstance(number, bool) or not 0 <= number < 1 << 64:
+        raise ConfigError(f"{name} out of range: {value!r}")
+    return number
 
 
 def _spark(raw: object) -> SparkConfig:

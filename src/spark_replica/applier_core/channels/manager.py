@@ -125,7 +125,11 @@ class ChannelManager:
         self.settings = settings
         self.data_dir = data_dir
         self.executed = executed or ExecutedGtids.from_settings(settings)
-        self.relay_logs = RelayLogs(data_dir)
+        self.relay_logs = RelayLogs(
+            data_dir,
+            purge_enabled=lambda: bool(settings.get_int("relay_log_purge")),
+            on_space=self._relay_log_space,
+        )
         #: Statements that read or change channels hold this for their whole run.
         self.lock = threading.RLock()
         # _config_lock serialises the running threads' updates of a channel's configuration
@@ -147,6 +151,12 @@ class ChannelManager:
         channel = Channel(config)
         self._channels[config.name] = channel
         return channel
+
+    def _relay_log_space(self, name: str, total: int) -> None:
+        """Relay_Log_Space follows the channel's relay log files (written, purged, reset)."""
+        channel = self._channels.get(name)
+        if channel is not None:
+            channel.status.update(relay_log_space=total)
 
     def reset_relay_log(self, name: str) -> None:
         """RESET REPLICA of a stopped channel: its relay log files go (ER_RELAY_LOG_FAIL when

@@ -4,12 +4,17 @@ A channel's receiver writes its relay log and its applier reads it; both must us
 ``RelayLog`` object, whose published end position tells readers what they may read. The
 registry opens a channel's relay log the first time a thread asks for it (recovering it after
 a crash) and keeps it open until the channel is removed or the server stops.
+
+Two things come from the server and reach every relay log it opens: ``relay_log_purge``, asked
+at each purge so SET GLOBAL takes effect at once, and a listener told each relay log's space
+(Relay_Log_Space) whenever it changes.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog import RelayLog
@@ -25,16 +30,24 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 class RelayLogs:
     """Every open relay log, by channel name. Thread-safe."""
 
-    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        *,
+        purge_enabled: Callable[[], bool] | None = None,
+        on_space: Callable[[str, int], None] | None = None,
+    ) -> None:
+        """``purge_enabled`` is ``relay_log_purge`` (default: on); ``on_space(channel,
+        total)`` is called with a channel's relay log space when it changes."""
         self.data_dir = os.fspath(data_dir)
+        self._purge_enabled = purge_enabled or (lambda: True)
+        self._on_space = on_space
         # _lock guards _open; opening happens under it, so a relay log is opened once.
         self._lock = threading.Lock()
         self._open: dict[str, RelayLog] = {}
 
-    def get(self, channel: str, *, purge: bool = True) -> RelayLog:
+    def get(self, channel: str) -> RelayLog:
         """The channel's relay log, opened (and recovered) on first use.
-
-        ``purge`` is ``relay_log_purge``, taken when the relay log is opened.
 
         Raises:
             ReplicaError: ER_RELAY_LOG_INIT (1380), the relay log cannot be recovered (a
@@ -44,12 +57,16 @@ class RelayLogs:
         with self._lock:
             found = self._open.get(channel)
             if found is None:
-                found = RelayLog.for_channel(self.data_dir, channel, purge_enabled=purge)
+                found = RelayLog.for_channel(self.data_dir, channel,
+                                             purge_enabled=self._purge_enabled)  # fmt: skip
                 try:
                     found.open()
                 except (BinlogError, OSError) as exc:
                     raise ReplicaError.from_code(ErrorCode.RELAY_LOG_INIT, str(exc)) from exc
                 self._open[channel] = found
+                on_space = self._on_space
+                if on_space is not None:
+                    found.space.watch(lambda total: on_space(channel, total))
             return found
 
     def exists(self, channel: str) -> bool:

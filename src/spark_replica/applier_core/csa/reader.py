@@ -259,11 +259,15 @@ class TransactionReader:
         if self._active is not None:
             self._cut(by_stop=True)
         self._reader.close()
+        self._relay_log.space.caught_up(None)
         self._holds.leave_all()
 
     def _wait(self, deadline: float | None) -> RelayEvent | None:
-        """Publish what is pending (consumers get it before the wait), then wait a slice."""
+        """Publish what is pending (consumers get it before the wait), tell the receiver that
+        everything written is read (it may be waiting for relay log space: ``LogSpace``),
+        then wait a slice."""
         self._flush(None)
+        self._relay_log.space.caught_up(self._reader.position)
         wait = WAIT_SLICE
         if deadline is not None:
             wait = min(wait, deadline - time.monotonic())

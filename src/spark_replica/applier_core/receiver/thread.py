@@ -18,6 +18,13 @@ A lost connection, or a failed attempt to connect, is tried again every SOURCE_C
 seconds, at most SOURCE_RETRY_COUNT times in a row; meanwhile Replica_IO_Running reads
 Connecting and Last_IO_Error shows the last failure.
 
+Relay log files rotate past max_relay_log_size (max_binlog_size when it is 0), read at every
+batch written, and each start of the thread begins a new file. With relay_log_space_limit,
+the receiver waits after a batch that takes the relay log past it until the applier's purges
+free space (``LogSpace``); when the applier has read everything and nothing it read can be
+purged, it goes on for one more batch, rotating first if it is between transactions, as
+MySQL's receiver does to avoid a deadlock.
+
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from spark_replica.applier_core.binlog.events import (
     Rotate,
     make_header,
 )
-from spark_replica.applier_core.binlog.relaylog import RelayLogWriter, WriterState
+from spark_replica.applier_core.binlog.relaylog import RelayLogWriter, Room, WriterState
 from spark_replica.applier_core.channels.components import (
     RunningThreads,
     SourcePosition,
@@ -76,6 +83,7 @@ CONNECTING = "Connecting to source"
 WAITING = "Waiting for source to send event"
 RECONNECTING = "Waiting to reconnect after a failed source event read"
 DISK_FULL = "Waiting for disk space"
+FREE_SPACE = "Waiting for the replica SQL thread to free relay log space"
 #: Seconds between two looks at a full disk, as MySQL waits when it cannot write a log.
 DISK_FULL_RETRY = 5.0
 RELAY_SERVER_VERSION = "8.4.0"
@@ -109,6 +117,8 @@ class Receiver:
         )
         self.server_id = context.settings.get_int("server_id")
         self.timeout = float(context.settings.get_int("replica_net_timeout"))
+        self.space_limit = context.settings.get_int("relay_log_space_limit")
+        self._rotate_at = self._max_size()  # the receiver thread's, once it runs
         self.relay_log = context.relay_logs.get(self.name)
         self.received = GtidSet.parse(context.status.snapshot().received_transaction_set)
         self._waited_for_space = False  # the receiver thread's: a full disk was waited for
@@ -125,6 +135,8 @@ class Receiver:
         # Transactions received whole, not yet published: each GTID, and the number of
         # pending events up to its last one.
         self._ended_since: list[tuple[tuple[str, int], int]] = []
+        self._in_transaction = False  # the receiver thread's: the last event appended is not
+        # a transaction's last
         self._last_queued = TransactionInfo()
         self._started = False
         self._stop = threading.Event()
@@ -145,6 +157,7 @@ class Receiver:
         """STOP REPLICA IO_THREAD: end the dump and join the thread. Idempotent; not from the
         receiver's own thread."""
         self._stop.set()
+        self.relay_log.space.wake()  # a wait for relay log space ends at once
         with self._lock:
             client, started = self._client, self._started
         if client is not None:
@@ -160,13 +173,19 @@ class Receiver:
             self.relay_log,
             make_header=self._relay_header,
             make_rotate=self._rotate_event,
-            max_size=self.context.settings.get_int("max_relay_log_size"),
+            max_size=self._rotate_at,
         )
         self._writer = writer
+        fresh_file = True
         try:
             while True:
                 try:
                     writer.open()
+                    if fresh_file and writer.holds_events:
+                        # A new file at every start, as MySQL's receiver does: the one
+                        # before can then be purged once the applier is done with it.
+                        writer.rotate()
+                    fresh_file = True
                     self._connect_and_copy(writer)
                     break
                 except OSError as exc:
@@ -315,6 +334,8 @@ class Receiver:
                     if self.read.follow(raw):
                         self._report_position()
                     started, ended = converter.started, converter.ended
+                    if started is not None or ended is not None:
+                        self._in_transaction = ended is None
                     if started is not None:
                         queueing = _queueing(raw, started, converter.commit_times)
                         status.update(queueing=queueing)
@@ -325,6 +346,8 @@ class Receiver:
                     continue  # more is already here: publish it with what follows
                 unpublished = 0
                 self._publish(writer, pending, queueing if ended is None else TransactionInfo())
+                if self._stop.is_set():  # what the connection still buffers is not written
+                    return
         finally:
             # Whole transactions already received count as received, even when the
             # connection broke: the next dump must not ask for them again.
@@ -337,6 +360,9 @@ class Receiver:
         """Append and publish the ``pending`` events, and count the transactions they ended
         as received once published (a relay log file the writer starts on the way names
         those before it in its Previous_gtids: see ``_relay_header``)."""
+        max_size = self._max_size()
+        if max_size != self._rotate_at:  # SET GLOBAL changed it: the next rotation follows
+            writer.max_size = self._rotate_at = max_size
         writer.append_many(pending)
         pending.clear()
         if self._waited_for_space:  # the disk has room again: the error is over
@@ -344,17 +370,43 @@ class Receiver:
             logger.warning("Replica I/O for channel '%s': the relay log is written again",
                            self.name)  # fmt: skip
             self.context.status.update(io_error=ErrorInfo())
-        if not self._ended_since:
-            return
-        for (uuid, gno), _end in self._ended_since:
-            self.received.add(uuid, "", gno)
-        self._ended_since.clear()
-        self.context.status.update(
-            received_transaction_set=self.received.format(","),
-            last_queued=self._last_queued,
-            queueing=queueing,
+        if self._ended_since:
+            for (uuid, gno), _end in self._ended_since:
+                self.received.add(uuid, "", gno)
+            self._ended_since.clear()
+            self.context.status.update(
+                received_transaction_set=self.received.format(","),
+                last_queued=self._last_queued,
+                queueing=queueing,
+            )
+            self._report_position()
+        if self.space_limit and self.relay_log.space.total > self.space_limit:
+            self._wait_for_relay_space(writer)
+
+    def _wait_for_relay_space(self, writer: RelayLogWriter) -> None:
+        """relay_log_space_limit is exceeded: wait until purges free space (or a stop).
+        When the applier has read everything and cannot free any by itself, go on for one
+        more batch; first rotate when between transactions, so the file left behind can be
+        purged once its transactions are durable (never while one is cut in two, nor with
+        relay_log_purge=OFF, when rotating frees nothing)."""
+        status = self.context.status
+        status.update(io_state_text=FREE_SPACE)
+        room = self.relay_log.space.wait_for_room(
+            self.space_limit,
+            purge_pending=self.relay_log.purge_pending,
+            stopped=self._stop.is_set,
         )
-        self._report_position()
+        if room is Room.STOPPED:
+            return
+        if (room is Room.CAUGHT_UP and not self._in_transaction and writer.holds_events
+                and self.relay_log.purge_enabled):  # fmt: skip
+            writer.rotate()
+        status.update(io_state_text=WAITING)
+
+    def _max_size(self) -> int:
+        """Where relay log files rotate: max_relay_log_size, or max_binlog_size when 0."""
+        settings = self.context.settings
+        return settings.get_int("max_relay_log_size") or settings.get_int("max_binlog_size")
 
     def _report_position(self, *, durable: bool = False) -> None:
         """Record Source_Log_File/Read_Source_Log_Pos; saved at most every

@@ -24,6 +24,8 @@ from spark_replica.applier_core.binlog.relaylog.index import (
 from spark_replica.applier_core.binlog.relaylog.index import (
     relay_log_directory as relay_log_directory,
 )
+from spark_replica.applier_core.binlog.relaylog.log_space import LogSpace as LogSpace
+from spark_replica.applier_core.binlog.relaylog.log_space import Room as Room
 from spark_replica.applier_core.binlog.relaylog.position import EndPosition as EndPosition
 from spark_replica.applier_core.binlog.relaylog.position import LogPosition as LogPosition
 from spark_replica.applier_core.binlog.relaylog.position import (
@@ -62,6 +64,7 @@ __all__ = [
     "EndPosition",
     "FileUsage",
     "LogPosition",
+    "LogSpace",
     "PurgeTracker",
     "ReaderState",
     "Reconciliation",
@@ -75,6 +78,7 @@ __all__ = [
     "RelayLogState",
     "RelayLogStatus",
     "RelayLogWriter",
+    "Room",
     "Subscription",
     "TailRepair",
     "WriterState",

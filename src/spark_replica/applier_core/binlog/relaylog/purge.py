@@ -40,6 +40,11 @@ class FileUsage:
     def purgeable(self) -> bool:
         return self.applied and not self.failed and self.references == 0
 
+    @property
+    def releasing(self) -> bool:
+        """Read to its end with no failure: a purge candidate once its holders let go."""
+        return self.applied and not self.failed
+
 
 @dataclass(slots=True)
 class _Counters:

@@ -13,6 +13,7 @@ import enum
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,7 @@ from spark_replica.applier_core.binlog.relaylog.index import (
     relay_log_base_name,
     relay_log_directory,
 )
+from spark_replica.applier_core.binlog.relaylog.log_space import LogSpace
 from spark_replica.applier_core.binlog.relaylog.position import (
     EndPosition,
     LogPosition,
@@ -63,12 +65,19 @@ class ActiveTail:
 class RelayLog:
     """The relay log of one channel. Thread-safe unless a method says otherwise."""
 
-    def __init__(self, directory: Path, base_name: str, *, purge_enabled: bool = True) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        base_name: str,
+        *,
+        purge_enabled: bool | Callable[[], bool] = True,
+    ) -> None:
         self.index = RelayLogIndex(directory, base_name)
         self.end = EndPosition(LogPosition(0, 0))
         self.tracker = PurgeTracker()
-        self.purge_enabled = purge_enabled
-        """``relay_log_purge``: when False, ``purge`` deletes nothing."""
+        self.space = LogSpace()
+        """The files' sizes (Relay_Log_Space) and the receiver's wait for free space."""
+        self._purge_enabled = _policy(purge_enabled)
         # _lock guards _state, _writer_attached and _tail. _tail is handed to the writer on
         # attach and back on detach; while a writer is attached only the writer knows the tail.
         # Lock order: _lock, then PurgeTracker's lock (remove_all); no I/O under _lock.
@@ -79,7 +88,11 @@ class RelayLog:
 
     @classmethod
     def for_channel(
-        cls, datadir: str | os.PathLike[str], channel: str, *, purge_enabled: bool = True
+        cls,
+        datadir: str | os.PathLike[str],
+        channel: str,
+        *,
+        purge_enabled: bool | Callable[[], bool] = True,
     ) -> RelayLog:
         """The relay log of ``channel`` under ``datadir`` (not opened yet)."""
         return cls(
@@ -90,6 +103,16 @@ class RelayLog:
 
     def __repr__(self) -> str:
         return f"<RelayLog {self.index.directory / self.index.base_name} {self.state.value}>"
+
+    @property
+    def purge_enabled(self) -> bool:
+        """``relay_log_purge``: when False, ``purge`` deletes nothing. Given as a callable,
+        it is asked at every purge (SET GLOBAL relay_log_purge takes effect at once)."""
+        return self._purge_enabled()
+
+    @purge_enabled.setter
+    def purge_enabled(self, value: bool | Callable[[], bool]) -> None:
+        self._purge_enabled = _policy(value)
 
     @property
     def state(self) -> RelayLogState:
@@ -128,6 +151,7 @@ class RelayLog:
             end = LogPosition(self.index.next_ordinal, 0)
         self.end.publish(end)
         self.end.reopen()
+        self.space.load((entry.name, self._size(entry.name)) for entry in entries)
         with self._lock:
             self._tail = tail
             self._state = RelayLogState.OPEN
@@ -193,10 +217,25 @@ class RelayLog:
         """
         if not self.purge_enabled:
             return []
-        removed = [entry.name for entry in self.tracker.purge(self.index)]
+        try:
+            removed = [entry.name for entry in self.tracker.purge(self.index)]
+        except BaseException:
+            known = self.space.files()  # recorded ones were listed first: see the writer
+            listed = set(self.files())
+            self.space.forget(name for name in known if name not in listed)
+            raise
+        self.space.forget(removed)
         if removed:
             logger.info("purged relay log files %s", removed)
         return removed
+
+    def purge_pending(self) -> bool:
+        """Whether a file before the active one is read to its end with no failed
+        transaction: it is purged once its transactions are applied and durable, with no
+        more events written (the receiver's wait for space may count on it)."""
+        if not self.purge_enabled:
+            return False
+        return any(self.tracker.usage(name).releasing for name in self.files()[:-1])
 
     def remove_all(self) -> list[str]:
         """RESET REPLICA: delete every relay log file and start an empty index.
@@ -214,6 +253,7 @@ class RelayLog:
             self.tracker.reset()
             self._tail = None
         removed = [entry.name for entry in self.index.clear()]
+        self.space.load(())
         self.end.publish(LogPosition(self.index.next_ordinal, 0))
         logger.info("removed every relay log file of '%s': %s", self.index.base_name, removed)
         return removed
@@ -233,3 +273,15 @@ class RelayLog:
         with self._lock:
             self._writer_attached = False
             self._tail = tail
+
+    def _size(self, name: str) -> int:
+        try:
+            return self.index.path(name).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+
+def _policy(value: bool | Callable[[], bool]) -> Callable[[], bool]:
+    if callable(value):
+        return value
+    return lambda: value

@@ -5,6 +5,8 @@ It never encodes events: the caller supplies every byte, including each new file
 events (Format_description, Previous_gtids) through ``make_header()`` and the ROTATE event
 that closes a file through ``make_rotate(next_name)``.
 
+Every publication also records the file's size in ``RelayLog.space`` (Relay_Log_Space).
+
 Publication (WL5721.WRITE.1/2): bytes are written and flushed to the file *before* the end
 position moves past them, so a reader never sees a partially written event. Rotation
 (WL5721.ROT.1): the ROTATE event is appended to the old file and published, the new file is
@@ -87,6 +89,7 @@ class RelayLogWriter:
         self._entry: RelayLogFile | None = None
         self._written = 0
         self._published = 0
+        self._header_end = 0  # where the current file's first event after its header starts
         self._written_type: int | None = None
         self._published_type: int | None = None
         self._batch_written = 0
@@ -107,6 +110,12 @@ class RelayLogWriter:
     def batch_written(self) -> int:
         """While ``append_many`` rotates: how many of its events are written; else 0."""
         return self._batch_written
+
+    @property
+    def holds_events(self) -> bool:
+        """Whether the current file holds events after its header (a rotation now would
+        leave a file with transactions in it, which a purge can then delete)."""
+        return self._written > self._header_end
 
     @property
     def position(self) -> RelayCoordinate:
@@ -140,6 +149,8 @@ class RelayLogWriter:
             self.relay_log._detach_writer(tail)
             raise
         self._set_state(WriterState.OPEN)
+        if self._entry is not None:  # a continued file may have been cut or given a header
+            self.relay_log.space.record(self._entry.name, self._written)
 
     def _open_tail(self, tail: ActiveTail | None) -> None:
         index = self.relay_log.index
@@ -165,11 +176,13 @@ class RelayLogWriter:
         self._file = open(path, "ab", buffering=_BUFFER_SIZE)
         self._entry = last
         self._written = self._published = tail.end
+        self._header_end = len(MAGIC)  # its header's length is not known: any event counts
         self._written_type = self._published_type = tail.last_type
         if tail.end <= len(MAGIC):
             header, header_type = self._header()
             self._write(header)
             self._written_type = header_type
+            self._header_end = self._written
             self._sync()
             logger.warning("relay log file '%s' had no events; wrote its header", last.name)
 
@@ -333,7 +346,7 @@ class RelayLogWriter:
             raise
         self._close_file()
         self._file, self._entry = new, entry
-        self._written = len(MAGIC) + len(header_bytes)
+        self._written = self._header_end = len(MAGIC) + len(header_bytes)
         self._written_type = header_type
         self._publish()
 
@@ -363,6 +376,7 @@ class RelayLogWriter:
         self.relay_log.end.publish(LogPosition(self._entry.ordinal, self._written))
         self._published = self._written
         self._published_type = self._written_type
+        self.relay_log.space.record(self._entry.name, self._written)
 
     def _guarded(self, action: Callable[[], object]) -> None:
         try:
