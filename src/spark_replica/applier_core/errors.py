@@ -102,6 +102,7 @@ class ErrorCode(enum.IntEnum):
     CANT_SET_GTID_NEXT_WHEN_OWNING_GTID = 1790
     MTA_CHANGE_SOURCE_CANT_RUN_WITH_GAPS = 1802
     GTID_NEXT_TYPE_UNDEFINED_GTID = 1837
+    SQL_REPLICA_SKIP_COUNTER_NOT_SETTABLE_IN_GTID_MODE = 1858
     STOP_REPLICA_SQL_THREAD_TIMEOUT = 1875
     STOP_REPLICA_IO_THREAD_TIMEOUT = 1876
     REPLICA_SQL_THREAD_MUST_STOP = 3017
@@ -119,6 +120,7 @@ class ErrorCode(enum.IntEnum):
     REPLICA_CHANNEL_WAS_RUNNING = 3083
     REPLICA_CHANNEL_WAS_NOT_RUNNING = 3084
     REPLICA_CHANNEL_SQL_THREAD_MUST_STOP = 3085
+    REPLICA_CHANNEL_SQL_SKIP_COUNTER = 3086
     CANT_SET_GTID_MODE = 3111
     CANT_USE_AUTO_POSITION_WITH_GTID_MODE_OFF = 3112
     REPLICA_CHANNEL_OPERATION_NOT_ALLOWED = 3139
@@ -478,6 +480,19 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.REPLICA_CHANNEL_WAS_NOT_RUNNING: (
         "HY000",
         "Replication thread(s) for channel '%s' are already stopped.",
+    ),
+    ErrorCode.SQL_REPLICA_SKIP_COUNTER_NOT_SETTABLE_IN_GTID_MODE: (
+        "HY000",
+        "sql_replica_skip_counter can not be set when the server is running with "
+        "@@GLOBAL.GTID_MODE = ON. Instead, for each transaction that you want to skip, generate "
+        "an empty transaction with the same GTID as the transaction",
+    ),
+    ErrorCode.REPLICA_CHANNEL_SQL_SKIP_COUNTER: (
+        "HY000",
+        "When sql_replica_skip_counter > 0, it is not allowed to start more than one SQL thread "
+        "by using 'START REPLICA [SQL_THREAD]'. Value of sql_replica_skip_counter can only be "
+        "used by one SQL thread at a time. Please use 'START REPLICA [SQL_THREAD] FOR CHANNEL' "
+        "to start the SQL thread which will use the value of sql_replica_skip_counter.",
     ),
     ErrorCode.REPLICA_CHANNEL_SQL_THREAD_MUST_STOP: (
         "HY000",

@@ -94,6 +94,9 @@ DEFINITIONS: dict[str, VariableDef] = {
         VariableDef("server_uuid", VarKind.STRING, "", read_only=True),
         VariableDef("gtid_mode", VarKind.ENUM, "ON", choices=GTID_MODES),
         VariableDef("gtid_executed", VarKind.STRING, "", read_only=True),
+        # Event groups the next SQL thread to start skips (sql_handlers/replication/service.py:
+        # only channels assigning GTIDs to anonymous transactions could use it).
+        VariableDef("sql_replica_skip_counter", VarKind.INTEGER, 0, 0, 4294967295),
         # Set from the server's configuration at start (server/config.py).
         VariableDef("skip_replica_start", VarKind.BOOLEAN, 0, read_only=True),
     )
@@ -109,10 +112,13 @@ ALIASES = {
 } | {
     "slave_max_allowed_packet": "replica_max_allowed_packet",
     "skip_slave_start": "skip_replica_start",
+    "sql_slave_skip_counter": "sql_replica_skip_counter",
 }
 
 #: Values a statement may not persist: derived from other state or generated once.
-NOT_PERSISTED = frozenset({"gtid_executed", "skip_replica_start", "relay_log_space_limit"})
+NOT_PERSISTED = frozenset(
+    {"gtid_executed", "skip_replica_start", "relay_log_space_limit", "sql_replica_skip_counter"}
+)
 
 
 def resolve(name: str) -> tuple[VariableDef, list[Diagnostic]]:

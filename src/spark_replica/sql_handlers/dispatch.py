@@ -172,6 +172,8 @@ async def execute_set(
             definition, value_, notes = context.settings.prepare(name, value)
             if definition.name == "gtid_mode":
                 context.service.check_gtid_mode_change(str(value_))
+            if definition.name == "sql_replica_skip_counter" and value_:
+                context.service.check_skip_counter()
             warnings.extend(notes)
             globals_[definition.name] = value_
         elif is_replica:

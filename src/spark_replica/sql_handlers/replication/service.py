@@ -181,6 +181,7 @@ class ReplicationService:
                 configured = [c for c in targets if c.config.connection.configured]
                 targets = configured or [self._channel(DEFAULT_CHANNEL)]
             plans = [(c, self._start_plan(c, statement, warnings)) for c in targets]
+            skip = self._skip_counter(plans)
             credentials = Credentials(
                 statement.user, statement.password, statement.default_auth, statement.plugin_dir
             )
@@ -188,7 +189,27 @@ class ReplicationService:
                 for thread in threads:
                     until = statement.until if thread is ThreadType.SQL else None
                     self.manager.start(channel, thread, until=until, credentials=credentials)
+            if skip:
+                self.settings.apply({"sql_replica_skip_counter": 0})  # the SQL thread took it
             return Done(warnings)
+
+    def _skip_counter(self, plans: list[tuple[Channel, list[ThreadType]]]) -> int:
+        """sql_replica_skip_counter for the SQL thread about to start: 3086 when several
+        start; 1235 for a channel assigning GTIDs to anonymous transactions, whose event
+        groups the appliers cannot skip. A GTID channel takes it without effect, as in
+        MySQL (with GTIDs, skip by committing an empty transaction: SET GTID_NEXT)."""
+        skip = self.settings.get_int("sql_replica_skip_counter")
+        starting = [c for c, threads in plans if ThreadType.SQL in threads]
+        if not skip or not starting:
+            return 0
+        if len(starting) > 1:
+            raise ReplicaError.from_code(ErrorCode.REPLICA_CHANNEL_SQL_SKIP_COUNTER)
+        if starting[0].config.applier.assign_gtids_type is not AnonymousGtids.OFF:
+            raise ReplicaError.from_code(
+                ErrorCode.NOT_SUPPORTED_YET,
+                "sql_replica_skip_counter with ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS",
+            )
+        return skip
 
     def _start_plan(
         self, channel: Channel, statement: StartReplica, warnings: list[Diagnostic]
@@ -342,6 +363,18 @@ class ReplicationService:
         )
         applier = replace(config.applier, sql_delay=0, relay_log_file="", relay_log_pos=4)
         return ChannelConfig(channel.name, connection, applier)
+
+    def check_skip_counter(self) -> None:
+        """SET GLOBAL sql_replica_skip_counter > 0: 1858 with GTID_MODE=ON unless a channel
+        assigns GTIDs to anonymous transactions (the only transactions it could skip)."""
+        if self.settings.get_str("gtid_mode") != "ON":
+            return
+        with self.manager.lock:
+            if not any(c.config.applier.assign_gtids_type is not AnonymousGtids.OFF
+                       for c in self.manager):  # fmt: skip
+                raise ReplicaError.from_code(
+                    ErrorCode.SQL_REPLICA_SKIP_COUNTER_NOT_SETTABLE_IN_GTID_MODE
+                )
 
     def check_gtid_mode_change(self, new_mode: str) -> None:
         """Refuse a GTID_MODE that a channel's configuration cannot run with (3111)."""
