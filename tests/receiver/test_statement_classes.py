@@ -76,8 +76,10 @@ CORPUS = (
     "INSERT INTO corpus.t2 SELECT * FROM corpus.t WHERE id > 2",
     "RENAME TABLE corpus.t2 TO corpus.t3",
     "DELETE FROM corpus.t WHERE id = 2",
+    "CREATE TABLE corpus.t5 AS SELECT id, v FROM corpus.t WHERE id > 1",
+    "INSERT INTO corpus.t5 VALUES (100, 'after')",
 )
-TABLES = ("t", "t3")
+TABLES = ("t", "t3", "t5")
 
 
 def _source_rows(mariadb: MariaDB, table: str) -> list[tuple[Any, ...]]:

@@ -241,7 +241,8 @@ def test_rename_to_with_column_changes_gives_both_operations() -> None:
 @pytest.mark.parametrize(
     ("statement", "what"),
     [
-        ("ALTER TABLE t PARTITION BY HASH(id)", "ALTER TABLE ... PARTITION BY HASH(id)"),
+        ("ALTER TABLE t EXCHANGE PARTITION p0 WITH TABLE u",
+         "ALTER TABLE ... EXCHANGE PARTITION p0 WITH TABLE u"),
         ("ALTER TABLE t ENGINE=BLACKHOLE", "ALTER TABLE ... ENGINE=BLACKHOLE"),
         (
             "ALTER TABLE t ALTER COLUMN a SET NOT NULL",
@@ -249,8 +250,8 @@ def test_rename_to_with_column_changes_gives_both_operations() -> None:
         ),
         ("ALTER TABLE t DISCARD TABLESPACE", "ALTER TABLE ... DISCARD TABLESPACE"),
         (
-            "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4, REMOVE PARTITIONING",
-            "ALTER TABLE ... REMOVE PARTITIONING",
+            "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4, IMPORT TABLESPACE",
+            "ALTER TABLE ... IMPORT TABLESPACE",
         ),
     ],
 )

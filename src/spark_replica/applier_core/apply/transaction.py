@@ -11,6 +11,7 @@ or a COMMIT Query) tells the caller to prepare and commit. A failure is an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +38,11 @@ _PASSIVE_TYPES = frozenset(
         EventType.GTID_TAGGED,
     }
 )
+
+
+#: How MySQL 8.0.21+ logs CREATE TABLE ... SELECT: the table's definition, then "START
+#: TRANSACTION", then the rows and the Xid, all in one transaction.
+_OPENS_TRANSACTION = re.compile(r"\s+START\s+TRANSACTION\s*$", re.IGNORECASE)
 
 
 class ApplyError(Exception):
@@ -145,6 +151,9 @@ class TransactionApplier:
         if effect(statement) is not Effect.DDL:  # nothing the replica stores changes
             self.ended = not self.explicit
             return self.ended
+        opening = _OPENS_TRANSACTION.search(statement)
+        if opening is not None:  # MySQL's CREATE TABLE ... SELECT: its rows follow
+            statement, self.explicit = statement[: opening.start()], True
         try:
             self.session.apply_ddl(statement, event.db)
         except EngineError as exc:
@@ -154,8 +163,9 @@ class TransactionApplier:
                 f"Query: '{event.query}'",
                 transient=exc.transient,
             ) from exc
-        self.ended = True
-        return True
+        # Inside BEGIN (MariaDB's CREATE TABLE ... SELECT) the rows and the commit follow.
+        self.ended = not self.explicit
+        return self.ended
 
     def _apply_rows(self, event: RowsEvent) -> None:
         table_map = event.table_map

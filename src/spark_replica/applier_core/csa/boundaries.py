@@ -25,7 +25,9 @@ UNEXPECTED_EVENT = "Unexpected event in the Change stream applier reader"
 UNSUPPORTED, BODY, XID, PAYLOAD, QUERY, GTID, FDE, CONTROL, OTHER = range(9)
 """Event kinds. ``OTHER``: unknown to the codec (skipped when flagged ignorable)."""
 
-_SAVEPOINT = re.compile(r"\s*(SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(WORK\s+)?TO)\b", re.I)
+_IN_BODY = re.compile(
+    r"\s*(SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(WORK\s+)?TO|SET|CREATE\s+TABLE)\b", re.I
+)
 
 
 def _kinds() -> tuple[int, ...]:
@@ -56,9 +58,11 @@ KINDS = _kinds()
 """The kind of every type code 0-255."""
 
 
-def is_savepoint(query: Query) -> bool:
-    """SAVEPOINT, ROLLBACK TO and RELEASE SAVEPOINT: statements a row transaction may hold."""
-    return _SAVEPOINT.match(query.query) is not None
+def belongs_in_body(query: Query) -> bool:
+    """The statements a row transaction may hold between BEGIN and its end: SAVEPOINT,
+    ROLLBACK TO, RELEASE SAVEPOINT, SET, and the CREATE TABLE of MariaDB's CREATE TABLE ...
+    SELECT (its rows follow). DML logged as a statement is not one of them."""
+    return _IN_BODY.match(query.query) is not None
 
 
 def is_xa(query: Query) -> bool:

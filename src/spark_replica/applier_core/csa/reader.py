@@ -36,7 +36,7 @@ from spark_replica.applier_core.csa.boundaries import (
     KINDS,
     UNEXPECTED_EVENT,
     SkipRule,
-    is_savepoint,
+    belongs_in_body,
     is_xa,
     skip_predicate,
 )
@@ -324,7 +324,7 @@ class TransactionReader:
             self._add(trx, relay, 0, query)
             self._complete(relay)
         elif self._in_body:
-            if not is_savepoint(query):
+            if not belongs_in_body(query):
                 raise self._unexpected(relay)  # a statement inside a row transaction
             self._add(trx, relay, size, query)
         else:
