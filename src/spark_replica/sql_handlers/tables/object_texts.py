@@ -20,10 +20,12 @@ import re
 from spark_replica.applier_core.storage.objects import ObjectKind, StoredObject
 from spark_replica.sql_handlers.tables.object_parts import event_parts, quote_string, routine_parts
 from spark_replica.sql_handlers.tables.replica_tables import quote
+from spark_replica.sql_handlers.tables.replica_types import type_info
 
 #: An event a replica received from its source, as SHOW CREATE EVENT names its status.
 EVENT_STATUS_CLAUSE = "DISABLE ON REPLICA"
 _PLAIN_NUMBER = re.compile(r"-?\d+")
+_LITERALS = re.compile(r"('(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\")")
 
 
 def definer_clause(definer: str) -> str:
@@ -34,21 +36,45 @@ def definer_clause(definer: str) -> str:
     return f"DEFINER={quote(user)}@{quote(host)} " if host or user else ""
 
 
-def create_view_text(view: StoredObject, current_db: str | None) -> str:
+def create_view_text(view: StoredObject, current: str | None) -> str:
+    """SHOW CREATE VIEW's text for a session whose database is ``current``: the view's name
+    and the SELECT's tables without it."""
     name = quote(view.ref.name)
-    if current_db != view.ref.schema:
+    if current != view.ref.schema:
         name = f"{quote(view.ref.schema)}.{name}"
     columns = f" ({','.join(quote(c) for c in view.columns)})" if view.columns else ""
     check = "" if view.check_option == "NONE" else f" WITH {view.check_option} CHECK OPTION"
+    select = without_database(view.select, current) if current else view.select
     return (
         f"CREATE ALGORITHM={view.algorithm} {definer_clause(view.definer)}"
-        f"SQL SECURITY {view.security} VIEW {name}{columns} AS {view.select}{check}"
+        f"SQL SECURITY {view.security} VIEW {name}{columns} AS {select}{check}"
     )
+
+
+def without_database(select: str, database: str) -> str:
+    """``select`` with the quoted qualifier `database`. left out outside string literals, as
+    MySQL prints a view's SELECT for a session whose current database it is.
+
+    >>> without_database("select `d`.`t`.`a` AS `a` from `d`.`t` where x = '`d`.'", "d")
+    "select `t`.`a` AS `a` from `t` where x = '`d`.'"
+    """
+    qualifier = quote(database) + "."
+    parts = _LITERALS.split(select)
+    return "".join(p if i % 2 else p.replace(qualifier, "") for i, p in enumerate(parts))
+
+
+def returns_text(returns: str) -> str:
+    """A function's RETURNS type as MySQL 8.4 prints it: a number or time type in MySQL's
+    spelling (``int``, not ``INT`` or a source's ``int(11)``); a string type as written, with
+    the character set the source gave it."""
+    info = type_info(returns)
+    return info.column_type if info.character_set_name is None else returns
 
 
 def create_routine_text(routine: StoredObject) -> str:
     parts = routine_parts(routine)
-    returns = f" RETURNS {parts.returns}" if routine.ref.kind is ObjectKind.FUNCTION else ""
+    function = routine.ref.kind is ObjectKind.FUNCTION
+    returns = f" RETURNS {returns_text(parts.returns)}" if function else ""
     lines = [
         f"CREATE {definer_clause(routine.definer)}{routine.ref.kind.value} "
         f"{quote(routine.ref.name)}({parts.params}){returns}"

@@ -155,12 +155,13 @@ def show_routine_status(view: InfoRows, kind: ObjectKind, like: str | None) -> S
 def show_create_routine(
     catalog: ReplicaCatalog, kind: ObjectKind, db: str | None, name: str
 ) -> ShowResult:
-    """SHOW CREATE PROCEDURE|FUNCTION: 1305 when there is none."""
+    """SHOW CREATE PROCEDURE|FUNCTION: 1305 when there is none (MySQL names the routine
+    without its database)."""
     if not db:
         raise ReplicaError.from_code(ErrorCode.NO_DB_ERROR)
     found = catalog.find(kind, db, name)
     if found is None:
-        raise ReplicaError.from_code(ErrorCode.SP_DOES_NOT_EXIST, kind.value, f"{db}.{name}")
+        raise ReplicaError.from_code(ErrorCode.SP_DOES_NOT_EXIST, kind.value, name)
     title = kind.value.capitalize()
     columns: Columns = [(title, _S), ("sql_mode", _S), (f"Create {title}", _S), *_SESSION]
     text = create_routine_text(found)

@@ -5,7 +5,8 @@ mysql-mimic turns these statements into information_schema queries with its own 
 unknown table, and no SHOW CREATE TABLE. Here they read the same information_schema rows
 (:class:`InfoRows`: the virtual tables and the replicated ones) and answer with MySQL's
 column names and order, its sorting, and its errors: 1046 without a database, 1049 for an
-unknown database, 1146 for an unknown table.
+unknown database, 1146 for an unknown table. Views are listed with the tables, and SHOW
+CREATE TABLE of a view answers as SHOW CREATE VIEW (``show_objects``), as in MySQL.
 https://dev.mysql.com/doc/refman/8.4/en/show.html
 """
 
