@@ -16,6 +16,7 @@ from spark_replica.applier_core.storage import (
     TableRef,
     TransactionRef,
 )
+from spark_replica.applier_core.storage.objects import StoredObject
 from spark_replica.sql_handlers.tables.replica_tables import (
     InfoRows,
     ReplicaCatalog,
@@ -231,6 +232,9 @@ class _DroppingCatalog:
         if table.table == "gone":
             raise EngineError(1146, "Table 'shop.gone' doesn't exist")
         return TableDef((Column("a", "INT"),))
+
+    def objects(self) -> list[StoredObject]:
+        return []
 
 
 def test_a_table_dropped_while_reading_is_left_out() -> None:

@@ -8,8 +8,9 @@ The replicated tables come from the storage engine's catalog, which replicated D
 while the server runs. Their rows (``replica_tables``) are built beside mimic's with MySQL's
 values where mimic's ``from_columns`` has none or wrong ones (ORDINAL_POSITION from 1,
 DATA_TYPE apart from COLUMN_TYPE, COLUMN_KEY, lengths and precision, the PRIMARY key in
-STATISTICS). ``catalog_snapshot`` is called for every statement that reads information_schema
-or a SHOW, so it rebuilds only when the catalog changed.
+STATISTICS), and the kept views, triggers, routines and events fill VIEWS, TRIGGERS,
+ROUTINES and EVENTS (``object_rows``). ``catalog_snapshot`` is called for every statement
+that reads information_schema or a SHOW, so it rebuilds only when the catalog changed.
 """
 
 from __future__ import annotations
@@ -116,6 +117,10 @@ def _build(catalog: ReplicaCatalog) -> CatalogSnapshot:
         "tables": rows.tables,
         "columns": rows.columns,
         "statistics": rows.statistics,
+        "views": rows.objects.views,
+        "triggers": rows.objects.triggers,
+        "routines": rows.objects.routines,
+        "events": rows.objects.events,
     }
     listing = {
         name: _table(base["information_schema"][name], found) for name, found in listed.items()

@@ -57,6 +57,8 @@ from spark_replica.sql_handlers.gtid_next import SessionGtid, Verdict
 from spark_replica.sql_handlers.parser.statements import ShowRelaylogEvents, ShowReplicaStatus
 from spark_replica.sql_handlers.processlist import ClientThread, processlist
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
+from spark_replica.sql_handlers.tables.show_objects import KINDS as SHOW_OBJECT_KINDS
+from spark_replica.sql_handlers.tables.show_objects import show_objects
 from spark_replica.sql_handlers.tables.show_schema import KINDS as SHOW_SCHEMA_KINDS
 from spark_replica.sql_handlers.tables.show_schema import show as show_schema
 
@@ -366,12 +368,15 @@ class ReplicaSession(Session):
         return catalog_snapshot(self.context.tables).info_schema
 
     async def _show(self, expression: exp.Show) -> AllowedResult:
-        """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE/PROCESSLIST as MySQL answers them."""
-        if expression.name.upper() == "PROCESSLIST":
+        """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE/PROCESSLIST, and the SHOWs of
+        views, triggers, routines and events, as MySQL answers them."""
+        kind = expression.name.upper()
+        if kind == "PROCESSLIST":
             return self._show_processlist(full=bool(expression.args.get("full")))
-        if expression.name.upper() in SHOW_SCHEMA_KINDS:
+        if kind in SHOW_SCHEMA_KINDS or kind in SHOW_OBJECT_KINDS:
             snapshot = catalog_snapshot(self.context.tables)
-            shown = show_schema(snapshot.rows, snapshot.catalog, expression, self.database)
+            answer = show_schema if kind in SHOW_SCHEMA_KINDS else show_objects
+            shown = answer(snapshot.rows, snapshot.catalog, expression, self.database)
             if shown is not None:
                 return result_set(*shown)
         return await super()._show(expression)

@@ -18,7 +18,9 @@ from functools import cached_property
 
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.storage import TableDef, TableRef
+from spark_replica.applier_core.storage.objects import ObjectKind, ObjectRef, StoredObject
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.tables import object_rows
 from spark_replica.sql_handlers.tables.replica_types import CHARSET, COLLATION, type_info
 
 #: The ENGINE that SHOW CREATE TABLE and information_schema.TABLES name for replicated tables.
@@ -32,10 +34,12 @@ InfoRow = Mapping[str, object]
 
 @dataclass(frozen=True, slots=True)
 class ReplicaCatalog:
-    """The replicated databases and table definitions at one moment."""
+    """The replicated databases, table definitions and kept objects (views, triggers,
+    routines, events) at one moment."""
 
     databases: tuple[str, ...] = ()
     definitions: Mapping[TableRef, TableDef] = field(default_factory=dict)
+    objects: tuple[StoredObject, ...] = ()
 
     @classmethod
     def read(cls, catalog: TableCatalog | None) -> ReplicaCatalog:
@@ -49,14 +53,45 @@ class ReplicaCatalog:
             except ReplicaError:
                 continue  # dropped since tables() was read
         databases = set(catalog.databases()) | {ref.schema for ref in definitions}
-        return cls(tuple(sorted(databases)), definitions)
+        return cls(tuple(sorted(databases)), definitions, tuple(catalog.objects()))
 
     def definition(self, schema: str, table: str) -> TableDef | None:
         return self.definitions.get(TableRef(schema, table))
 
+    def of_kind(self, kind: ObjectKind) -> list[StoredObject]:
+        """The kept objects of one kind, by database and name."""
+        return [o for o in self.objects if o.ref.kind is kind]
+
+    def find(self, kind: ObjectKind, schema: str, name: str) -> StoredObject | None:
+        """The object ``kind`` ``schema.name`` (routine, trigger and event names ignore case,
+        as in MySQL; a view's is a table name)."""
+        key = ObjectRef(kind, schema, name).key
+        return next((o for o in self.objects if o.ref.key == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRows:
+    """The rows of information_schema VIEWS, TRIGGERS, ROUTINES and EVENTS."""
+
+    views: Sequence[InfoRow] = ()
+    triggers: Sequence[InfoRow] = ()
+    routines: Sequence[InfoRow] = ()
+    events: Sequence[InfoRow] = ()
+
+    @classmethod
+    def of(cls, catalog: ReplicaCatalog) -> ObjectRows:
+        routines = catalog.of_kind(ObjectKind.PROCEDURE) + catalog.of_kind(ObjectKind.FUNCTION)
+        return cls(
+            [object_rows.views_row(view) for view in catalog.of_kind(ObjectKind.VIEW)],
+            object_rows.triggers_rows(catalog.of_kind(ObjectKind.TRIGGER)),
+            [object_rows.routines_row(routine) for routine in routines],
+            [object_rows.events_row(event) for event in catalog.of_kind(ObjectKind.EVENT)],
+        )
+
 
 class InfoRows:
-    """The rows of information_schema SCHEMATA, TABLES, COLUMNS and STATISTICS."""
+    """The rows of information_schema SCHEMATA, TABLES, COLUMNS and STATISTICS, and of the
+    kept objects' tables (``objects``)."""
 
     def __init__(
         self,
@@ -64,21 +99,26 @@ class InfoRows:
         tables: Sequence[InfoRow] = (),
         columns: Sequence[InfoRow] = (),
         statistics: Sequence[InfoRow] = (),
+        objects: ObjectRows | None = None,
     ) -> None:
         self.schemata = list(schemata)
         self.tables = list(tables)
         self.columns = list(columns)
         self.statistics = list(statistics)
+        self.objects = objects or ObjectRows()
 
     @classmethod
     def of(cls, catalog: ReplicaCatalog) -> InfoRows:
-        """The rows describing the replicated databases and tables."""
+        """The rows describing the replicated databases, tables and kept objects (a view has
+        its row in TABLES)."""
         refs = sorted(catalog.definitions)
+        views = [object_rows.view_table_row(v) for v in catalog.of_kind(ObjectKind.VIEW)]
         return cls(
             [schemata_row(name) for name in catalog.databases],
-            [tables_row(ref) for ref in refs],
+            [tables_row(ref) for ref in refs] + views,
             [row for ref in refs for row in columns_rows(ref, catalog.definitions[ref])],
             [row for ref in refs for row in statistics_rows(ref, catalog.definitions[ref])],
+            ObjectRows.of(catalog),
         )
 
     def merged(self, other: InfoRows) -> InfoRows:
@@ -95,6 +135,7 @@ class InfoRows:
             self.tables + new_tables,
             self.columns + fresh(other.columns),
             self.statistics + fresh(other.statistics),
+            other.objects,  # the virtual schemas have no views, triggers, routines or events
         )
 
     @cached_property

@@ -5,7 +5,8 @@ mysql-mimic turns these statements into information_schema queries with its own 
 unknown table, and no SHOW CREATE TABLE. Here they read the same information_schema rows
 (:class:`InfoRows`: the virtual tables and the replicated ones) and answer with MySQL's
 column names and order, its sorting, and its errors: 1046 without a database, 1049 for an
-unknown database, 1146 for an unknown table.
+unknown database, 1146 for an unknown table. Views are listed with the tables, and SHOW
+CREATE TABLE of a view answers as SHOW CREATE VIEW (``show_objects``), as in MySQL.
 https://dev.mysql.com/doc/refman/8.4/en/show.html
 """
 
@@ -19,14 +20,17 @@ from sqlglot.errors import OptimizeError
 from sqlglot.executor import execute
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.storage.objects import ObjectKind, StoredObject
 from spark_replica.sql_handlers.tables.ddl import create_table_statement
 from spark_replica.sql_handlers.tables.definitions import ValueKind, get_table
+from spark_replica.sql_handlers.tables.object_texts import create_view_text
 from spark_replica.sql_handlers.tables.replica_tables import (
     InfoRow,
     InfoRows,
     ReplicaCatalog,
     create_table_text,
 )
+from spark_replica.sql_handlers.tables.replica_types import CHARSET, COLLATION
 
 Columns = list[tuple[str, ValueKind]]
 Rows = list[tuple[object, ...]]
@@ -49,6 +53,9 @@ _INDEX: Columns = [("Table", _S), ("Non_unique", _I), ("Key_name", _S), ("Seq_in
                    ("Sub_part", _I), ("Packed", _S), ("Null", _S), ("Index_type", _S),
                    ("Comment", _S), ("Index_comment", _S), ("Visible", _S),
                    ("Expression", _S)]  # fmt: skip
+CREATE_VIEW_COLUMNS: Columns = [("View", _S), ("Create View", _S),
+                                ("character_set_client", _S),
+                                ("collation_connection", _S)]  # fmt: skip
 _INDEX_FIELDS = ("table_name", "non_unique", "index_name", "seq_in_index", "column_name",
                  "collation", "cardinality", "sub_part", "packed", "nullable", "index_type",
                  "comment", "index_comment", "is_visible", "expression")  # fmt: skip
@@ -71,7 +78,7 @@ def show(
     elif kind == "INDEX":
         result = show_index(view, db, statement.text("target"))
     elif kind == "CREATE TABLE":
-        return show_create_table(catalog, db, statement.text("target"))
+        return show_create_table(catalog, db, statement.text("target"), database)
     else:
         return None
     where = statement.args.get("where")
@@ -85,20 +92,20 @@ def show_databases(view: InfoRows, like: str | None = None) -> ShowResult:
     """SHOW DATABASES [LIKE]: sorted by name, compared case-sensitively."""
     names = sorted({str(row["schema_name"]) for row in view.schemata})
     header = "Database" if like is None else f"Database ({like})"
-    return [(header, _S)], [(name,) for name in names if _like(name, like)]
+    return [(header, _S)], [(name,) for name in names if like_match(name, like)]
 
 
 def show_tables(
     view: InfoRows, db: str | None, *, full: bool = False, like: str | None = None
 ) -> ShowResult:
     """SHOW [FULL] TABLES [FROM db] [LIKE]: ``Tables_in_<db>`` and, with FULL, Table_type."""
-    schema = _schema(view, db)
+    schema = known_schema(view, db)
     header = f"Tables_in_{schema}" + ("" if like is None else f" ({like})")
     columns: Columns = [(header, _S)] + ([("Table_type", _S)] if full else [])
     found = sorted(
         (str(row["table_name"]), row["table_type"])
         for row in view.tables
-        if row["table_schema"] == schema and _like(str(row["table_name"]), like)
+        if row["table_schema"] == schema and like_match(str(row["table_name"]), like)
     )
     return columns, [(name, kind) if full else (name,) for name, kind in found]
 
@@ -112,7 +119,7 @@ def show_columns(
     rows = sorted(view.column_rows.get(key, []), key=lambda r: _int(r["ordinal_position"]))
     shown: Rows = []
     for row in rows:
-        if not _like(str(row["column_name"]), like, ignore_case=True):
+        if not like_match(str(row["column_name"]), like, ignore_case=True):
             continue
         name, kind = row["column_name"], row["column_type"]
         null, key_, default, extra = (
@@ -139,10 +146,17 @@ def show_index(view: InfoRows, db: str | None, table: str) -> ShowResult:
     return _INDEX, [tuple(row.get(name) for name in _INDEX_FIELDS) for row in ordered]
 
 
-def show_create_table(catalog: ReplicaCatalog, db: str | None, table: str) -> ShowResult:
-    """SHOW CREATE TABLE: a virtual table's MySQL DDL, or a replicated table's definition."""
+def show_create_table(
+    catalog: ReplicaCatalog, db: str | None, table: str, current: str | None = None
+) -> ShowResult:
+    """SHOW CREATE TABLE: a virtual table's MySQL DDL, or a replicated table's definition;
+    for a view, what SHOW CREATE VIEW shows, as MySQL answers (``current``: the session's
+    database, which a view's name is printed without)."""
     if not db:
         raise ReplicaError.from_code(ErrorCode.NO_DB_ERROR)
+    view = catalog.find(ObjectKind.VIEW, db, table)
+    if view is not None:
+        return CREATE_VIEW_COLUMNS, [create_view_row(view, current)]
     virtual = get_table(db, table)
     if virtual is not None:
         text = create_table_statement(virtual)
@@ -153,6 +167,12 @@ def show_create_table(catalog: ReplicaCatalog, db: str | None, table: str) -> Sh
             raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, db, table)
         text, name = create_table_text(table, definition), table
     return [("Table", _S), ("Create Table", _S)], [(name, text)]
+
+
+def create_view_row(view: StoredObject, current: str | None) -> tuple[object, ...]:
+    """SHOW CREATE VIEW's row (the creating session's character set and collation are not
+    kept: MySQL 8.4's defaults)."""
+    return (view.ref.name, create_view_text(view, current), CHARSET, COLLATION)
 
 
 def filter_where(columns: Sequence[str], rows: Rows, where: exp.Where) -> Rows:
@@ -181,7 +201,7 @@ def _lower_column(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _schema(view: InfoRows, db: str | None) -> str:
+def known_schema(view: InfoRows, db: str | None) -> str:
     """The stored name of database ``db``: 1046 when there is none, 1049 when unknown."""
     if not db:
         raise ReplicaError.from_code(ErrorCode.NO_DB_ERROR)
@@ -207,7 +227,7 @@ def _table(view: InfoRows, db: str | None, table: str) -> tuple[str, str]:
     raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, db, table)
 
 
-def _like(value: str, pattern: str | None, *, ignore_case: bool = False) -> bool:
+def like_match(value: str, pattern: str | None, *, ignore_case: bool = False) -> bool:
     """SQL LIKE: ``%`` any run, ``_`` one character, ``\\`` escapes the next one."""
     if pattern is None:
         return True
@@ -223,4 +243,4 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
 
 
-__all__ = ["KINDS", "InfoRow", "ShowResult", "show"]
+__all__ = ["KINDS", "InfoRow", "ShowResult", "show", "show_create_table"]
