@@ -241,8 +241,10 @@ def test_rename_to_with_column_changes_gives_both_operations() -> None:
 @pytest.mark.parametrize(
     ("statement", "what"),
     [
-        ("ALTER TABLE t EXCHANGE PARTITION p0 WITH TABLE u",
-         "ALTER TABLE ... EXCHANGE PARTITION p0 WITH TABLE u"),
+        (
+            "ALTER TABLE t EXCHANGE PARTITION p0 WITH TABLE u",
+            "ALTER TABLE ... EXCHANGE PARTITION p0 WITH TABLE u",
+        ),
         ("ALTER TABLE t ENGINE=BLACKHOLE", "ALTER TABLE ... ENGINE=BLACKHOLE"),
         (
             "ALTER TABLE t ALTER COLUMN a SET NOT NULL",
