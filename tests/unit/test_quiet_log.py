@@ -84,3 +84,17 @@ def test_an_internal_error_is_one_line_with_its_stack_only_at_debug(
     [record] = [r for r in lines.records if r.name == "spark_replica.server.wire"]
     assert record.getMessage() == "internal error: ValueError: boom"
     assert (record.exc_info is not None) is stack
+
+
+def test_sqlglot_fallback_warnings_stay_out_of_the_log(lines: _Lines) -> None:
+    from spark_replica.applier_core.storage.ddl_parser import parse_ddl
+
+    logging.getLogger().setLevel(logging.WARNING)
+    parser = logging.getLogger("sqlglot")
+    level = parser.level
+    try:
+        quiet_log.install()
+        parse_ddl("ALTER TABLE t DISABLE KEYS", "d")  # sqlglot reads it only as a command
+        assert [r for r in lines.records if r.name.startswith("sqlglot")] == []
+    finally:
+        parser.setLevel(level)

@@ -48,11 +48,20 @@ def _demoted(record: logging.LogRecord, level: int) -> bool:
 _FILTER = ClientErrorFilter()
 
 
+#: sqlglot warns for every statement it reads only as a command ("contains unsupported
+#: syntax. Falling back to parsing as a 'Command'"): replicated DDL such as ALTER TABLE ...
+#: DISABLE KEYS, read here by other means. Its warnings show at DEBUG only.
+PARSER = "sqlglot"
+
+
 def install() -> None:
-    """Filter mysql-mimic's statement errors. Idempotent."""
+    """Filter mysql-mimic's statement errors and quiet sqlglot's fallbacks. Idempotent."""
     logger = logging.getLogger(STATEMENT_ERRORS)
     if _FILTER not in logger.filters:
         logger.addFilter(_FILTER)
+    parser = logging.getLogger(PARSER)
+    if not parser.isEnabledFor(logging.DEBUG):
+        parser.setLevel(logging.ERROR)
 
 
 def exc_info_if_debug(logger: logging.Logger, error: BaseException) -> BaseException | None:
