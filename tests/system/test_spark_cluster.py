@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pymysql
 import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
@@ -70,14 +71,21 @@ def _executed(cursor: Any) -> GtidSet:
     return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
-def _rows(cursor: Any, table: str) -> list[tuple[object, ...]]:
-    cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+def _rows(cursor: Any, table: str) -> list[tuple[object, ...]] | None:
+    """``SELECT *`` from ``table``; None while the table is not there yet (1146)."""
+    try:
+        cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+    except pymysql.err.ProgrammingError as error:
+        if error.args[0] != 1146:
+            raise
+        return None
     return list(cursor.fetchall())
 
 
 def _wait_for_rows(cursor: Any, table: str, expected: list[tuple[object, ...]]) -> None:
     """Poll ``SELECT *`` from ``table`` until it returns ``expected`` (queries read what the
-    engine has flushed, a moment after the channel applied it), then assert it."""
+    engine has flushed, a moment after the channel applied it: the table itself may not be
+    there at first, under load), then assert it."""
     deadline = time.monotonic() + WAIT
     while _rows(cursor, table) != expected and time.monotonic() < deadline:
         time.sleep(0.1)
