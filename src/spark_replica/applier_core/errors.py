@@ -42,6 +42,7 @@ class ErrorCode(enum.IntEnum):
     PASSWORD_NO_MATCH = 1133
     NONEXISTING_GRANT = 1141
     TABLEACCESS_DENIED_ERROR = 1142
+    COLUMNACCESS_DENIED_ERROR = 1143
     NO_SUCH_TABLE = 1146
     NONEXISTING_TABLE_GRANT = 1147
     NET_PACKET_TOO_LARGE = 1153
@@ -215,6 +216,10 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.TABLEACCESS_DENIED_ERROR: (
         "42000",
         "%-.128s command denied to user '%-.48s'@'%-.64s' for table '%-.64s'",
+    ),
+    ErrorCode.COLUMNACCESS_DENIED_ERROR: (
+        "42000",
+        "%-.16s command denied to user '%-.48s'@'%-.64s' for column '%-.192s' in table '%-.192s'",
     ),
     ErrorCode.NO_SUCH_TABLE: ("42S02", "Table '%-.192s.%-.192s' doesn't exist"),
     ErrorCode.NONEXISTING_TABLE_GRANT: (

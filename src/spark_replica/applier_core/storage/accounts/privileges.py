@@ -110,6 +110,16 @@ class Grants:
             for level, privileges in self.levels.items()
         )  # fmt: skip
 
+    def selectable_columns(self, schema: str, table: str) -> frozenset[str]:
+        """The columns of the table with a column-level SELECT (lower case)."""
+        return frozenset(
+            level.column
+            for level, privileges in self.levels.items()
+            if level.column
+            and "SELECT" in privileges
+            and (level.schema, level.table) == (schema, table)
+        )
+
     def sees_table(self, schema: str, table: str) -> bool:
         """Any privilege on the table, one of its columns, its database or all databases
         (what SHOW TABLES and information_schema.TABLES show a user)."""
