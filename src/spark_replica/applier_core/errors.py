@@ -20,6 +20,7 @@ class ErrorCode(enum.IntEnum):
 
     DB_CREATE_EXISTS = 1007
     DB_DROP_EXISTS = 1008
+    DBACCESS_DENIED_ERROR = 1044
     ACCESS_DENIED_ERROR = 1045
     NO_DB_ERROR = 1046
     UNKNOWN_COM_ERROR = 1047
@@ -38,8 +39,12 @@ class ErrorCode(enum.IntEnum):
     CANT_DROP_FIELD_OR_KEY = 1091
     NO_SUCH_THREAD = 1094
     UNKNOWN_ERROR = 1105
+    PASSWORD_NO_MATCH = 1133
+    NONEXISTING_GRANT = 1141
     TABLEACCESS_DENIED_ERROR = 1142
+    COLUMNACCESS_DENIED_ERROR = 1143
     NO_SUCH_TABLE = 1146
+    NONEXISTING_TABLE_GRANT = 1147
     NET_PACKET_TOO_LARGE = 1153
     UNKNOWN_SYSTEM_VARIABLE = 1193
     REPLICA_NOT_RUNNING = 1199
@@ -75,6 +80,8 @@ class ErrorCode(enum.IntEnum):
     VIEW_RECURSIVE = 1462
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
+    CANNOT_USER = 1396
+    CANT_CREATE_USER_WITH_GRANT = 1410
     TABLE_DEF_CHANGED = 1412
     WRONG_VALUE = 1525
     EVENT_ALREADY_EXISTS = 1537
@@ -123,7 +130,10 @@ class ErrorCode(enum.IntEnum):
     REPLICA_CHANNEL_SQL_SKIP_COUNTER = 3086
     CANT_SET_GTID_MODE = 3111
     CANT_USE_AUTO_POSITION_WITH_GTID_MODE_OFF = 3112
+    ACCOUNT_HAS_BEEN_LOCKED = 3118
     REPLICA_CHANNEL_OPERATION_NOT_ALLOWED = 3139
+    UNKNOWN_AUTHID = 3523
+    ROLE_NOT_GRANTED = 3530
     CANT_SET_GTID_PURGED_DUE_SETS_CONSTRAINTS = 3546
     CHANGE_SOURCE_WRONG_COMPRESSION_ALGORITHM_CLIENT = 3920
     CHANGE_SOURCE_WRONG_COMPRESSION_LEVEL_CLIENT = 3921
@@ -171,6 +181,10 @@ _SYNTAX = (
 CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.DB_CREATE_EXISTS: ("HY000", "Can't create database '%-.192s'; database exists"),
     ErrorCode.DB_DROP_EXISTS: ("HY000", "Can't drop database '%-.192s'; database doesn't exist"),
+    ErrorCode.DBACCESS_DENIED_ERROR: (
+        "42000",
+        "Access denied for user '%-.48s'@'%-.64s' to database '%-.192s'",
+    ),
     ErrorCode.ACCESS_DENIED_ERROR: (
         "28000",
         "Access denied for user '%-.48s'@'%-.64s' (using password: %s)",
@@ -198,11 +212,24 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.NO_SUCH_THREAD: ("HY000", "Unknown thread id: %lu"),
     ErrorCode.UNKNOWN_ERROR: ("HY000", "%s"),
+    ErrorCode.PASSWORD_NO_MATCH: ("28000", "Can't find any matching row in the user table"),
+    ErrorCode.NONEXISTING_GRANT: (
+        "42000",
+        "There is no such grant defined for user '%-.48s' on host '%-.255s'",
+    ),
     ErrorCode.TABLEACCESS_DENIED_ERROR: (
         "42000",
         "%-.128s command denied to user '%-.48s'@'%-.64s' for table '%-.64s'",
     ),
+    ErrorCode.COLUMNACCESS_DENIED_ERROR: (
+        "42000",
+        "%-.16s command denied to user '%-.48s'@'%-.64s' for column '%-.192s' in table '%-.192s'",
+    ),
     ErrorCode.NO_SUCH_TABLE: ("42S02", "Table '%-.192s.%-.192s' doesn't exist"),
+    ErrorCode.NONEXISTING_TABLE_GRANT: (
+        "42000",
+        "There is no such grant defined for user '%-.48s' on host '%-.255s' on table '%-.192s'",
+    ),
     ErrorCode.NET_PACKET_TOO_LARGE: (
         "08S01",
         "Got a packet bigger than 'max_allowed_packet' bytes",
@@ -294,6 +321,11 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.QUERY_INTERRUPTED: ("70100", "Query execution was interrupted"),
     ErrorCode.RELAY_LOG_FAIL: ("HY000", "Failed purging old relay logs: %s"),
     ErrorCode.RELAY_LOG_INIT: ("HY000", "Failed initializing relay log position: %s"),
+    ErrorCode.CANNOT_USER: ("HY000", "Operation %s failed for %.256s"),
+    ErrorCode.CANT_CREATE_USER_WITH_GRANT: (
+        "42000",
+        "You are not allowed to create a user with GRANT",
+    ),
     ErrorCode.TABLE_DEF_CHANGED: (
         "HY000",
         "Table definition has changed, please retry transaction",
@@ -390,6 +422,8 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "value after a COMMIT or ROLLBACK. Please check GTID_NEXT variable manual page for "
         "detailed explanation. Current @@SESSION.GTID_NEXT is '%s'.",
     ),
+    ErrorCode.UNKNOWN_AUTHID: ("HY000", "Unknown authorization ID `%.64s`@`%.64s`"),
+    ErrorCode.ROLE_NOT_GRANTED: ("HY000", "`%.64s`@`%.64s` is not granted to `%.64s`@`%.64s`"),
     ErrorCode.CANT_SET_GTID_PURGED_DUE_SETS_CONSTRAINTS: (
         "HY000",
         "@@GLOBAL.GTID_PURGED cannot be changed: %s",
@@ -502,6 +536,10 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.CANT_SET_GTID_MODE: (
         "HY000",
         "SET @@GLOBAL.GTID_MODE = %-.64s is not allowed because %-.192s.",
+    ),
+    ErrorCode.ACCOUNT_HAS_BEEN_LOCKED: (
+        "HY000",
+        "Access denied for user '%-.48s'@'%-.255s'. Account is locked.",
     ),
     ErrorCode.CANT_USE_AUTO_POSITION_WITH_GTID_MODE_OFF: (
         "HY000",

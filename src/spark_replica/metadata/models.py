@@ -257,6 +257,17 @@ class ReplicaObject(Base, kw_only=True):
     definition: Mapped[str] = mapped_column(Text)
 
 
+class ReplicaAccount(Base, kw_only=True):
+    """A replicated user or role the Spark engine keeps: its plugin, hash, privileges and
+    roles (JSON), recorded at the engine's commit points."""
+
+    __tablename__ = "replica_accounts"
+
+    user_name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    host_name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    definition: Mapped[str] = mapped_column(Text)
+
+
 class ReplicaEngineState(Base, kw_only=True):
     """The Spark engine's counters (one row): the last batch recorded (the commit point of
     the last flush) and the next table id."""

@@ -1,9 +1,9 @@
 """The Spark engine's state in the metadata database (``SparkStateStore``).
 
-``commit_spark_state`` is the engine's commit point: the databases, the tables and kept
-objects that changed, the engine counters and the executed GTID set are written in one
-transaction, so after a
-crash the store holds either the whole batch or none of it.
+``commit_spark_state`` is the engine's commit point: the databases, the tables, kept
+objects and replicated accounts that changed, the engine counters and the executed GTID set
+are written in one transaction, so after a crash the store holds either the whole batch or
+none of it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from types import MappingProxyType
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
+from spark_replica.applier_core.storage.accounts import (
+    AccountName,
+    account_from_json,
+    account_to_json,
+)
 from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.objects import (
     ObjectKind,
@@ -32,6 +37,7 @@ from spark_replica.applier_core.storage.spark.state import (
 )
 from spark_replica.metadata.models import (
     GtidExecuted,
+    ReplicaAccount,
     ReplicaDatabase,
     ReplicaEngineState,
     ReplicaObject,
@@ -57,6 +63,10 @@ class SparkStateRepository:
             for row in s.scalars(select(ReplicaTable)):
                 stored = _stored(row)
                 tables[stored.ref] = stored
+            accounts = {}
+            for account in s.scalars(select(ReplicaAccount)):
+                name = AccountName(account.user_name, account.host_name)
+                accounts[name] = account_from_json(name, account.definition)
             objects = {}
             for found in s.scalars(select(ReplicaObject)):
                 ref = ObjectRef(ObjectKind(found.kind), found.schema_name, found.name)
@@ -81,6 +91,7 @@ class SparkStateRepository:
             gtids,
             next_table_id,
             MappingProxyType(objects),
+            MappingProxyType(accounts),
         )
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
@@ -105,6 +116,8 @@ class SparkStateRepository:
                     )
             if before.objects != after.objects:
                 _commit_objects(s, before, after)
+            if before.accounts != after.accounts:
+                _commit_accounts(s, before, after)
             s.merge(
                 ReplicaEngineState(
                     id=_STATE_ID,
@@ -135,6 +148,20 @@ def _commit_objects(s: Session, before: DurableState, after: DurableState) -> No
             ref = stored.ref
             s.add(ReplicaObject(kind=ref.kind.value, schema_name=ref.schema, name=ref.name,
                                 definition=object_to_json(stored)))  # fmt: skip
+
+
+def _commit_accounts(s: Session, before: DurableState, after: DurableState) -> None:
+    for name, account in before.accounts.items():
+        if after.accounts.get(name) != account:
+            s.execute(
+                delete(ReplicaAccount).where(
+                    ReplicaAccount.user_name == name.user, ReplicaAccount.host_name == name.host
+                )
+            )
+    for name, account in after.accounts.items():
+        if before.accounts.get(name) != account:
+            s.add(ReplicaAccount(user_name=name.user, host_name=name.host,
+                                 definition=account_to_json(account)))  # fmt: skip
 
 
 def _values(table: StoredTable) -> dict[str, object]:

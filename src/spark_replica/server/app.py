@@ -27,6 +27,7 @@ from spark_replica.server import quiet_log, secrets_filter, tls
 from spark_replica.server.auth import ReplicaIdentityProvider, client_host, provision_users
 from spark_replica.server.config import ServerConfig
 from spark_replica.server.session import ReplicaSession
+from spark_replica.server.sha2_auth import client_stream
 from spark_replica.server.storage import close_engine, query_engine
 from spark_replica.server.user_queries import QueryTurns
 from spark_replica.server.wire import ReplicaConnection, ReplicaControl, install_sqlstates
@@ -44,6 +45,7 @@ class _Connection(ReplicaConnection):
         super().__init__(*args, **kwargs)
         peer = self.stream.writer.get_extra_info("peername")
         client_host.set(str(peer[0]) if peer else "localhost")
+        client_stream.set(self.stream)
         self.client_address = f"{peer[0]}:{peer[1]}" if peer else "localhost"
 
 
@@ -128,7 +130,7 @@ class ReplicaServer:
             session_factory=lambda: ReplicaSession(context, query_turns),
             # Connection ids stay below 2**31: Connector/J reads them as a signed int.
             control=ReplicaControl(server_id=random.randrange(1, 1 << 15)),
-            identity_provider=ReplicaIdentityProvider(self.store),
+            identity_provider=ReplicaIdentityProvider(self.store, self.components.engine),
             ssl=self.config.ssl_context(),
         )
         await self._server.start_server(host=self.config.bind, port=self.config.port)

@@ -1,9 +1,16 @@
-"""Accounts and mysql_native_password authentication.
+"""Accounts and authentication.
 
-``root`` takes its password from SPARK_REPLICA_ROOT_PASSWORD; without it the first start
-generates one, prints it once, and stores only its hash. Other accounts come from the
-configuration file, each ``admin`` or ``read_only``. Unknown users and wrong passwords get
-MySQL's 1045; there is no anonymous login.
+Local accounts: ``root`` takes its password from SPARK_REPLICA_ROOT_PASSWORD; without it the
+first start generates one, prints it once, and stores only its hash. Other accounts come from
+the configuration file, each ``admin`` or ``read_only``. They log in with
+mysql_native_password.
+
+Replicated accounts (``storage.accounts``, applied from the source's account statements) log
+in with the password they have on the source: mysql_native_password against the replicated
+hash, caching_sha2_password over TLS (``sha2_auth``). A local account wins over a replicated
+one of the same user name, whatever its host. A locked replicated account gets 3118; unknown
+users, wrong passwords and accounts whose plugin the replica cannot check (ed25519, PAM, ...)
+get MySQL's 1045; there is no anonymous login unless the source created an anonymous account.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from mysql_mimic.auth import (
+    FILLER,
     AuthInfo,
     AuthPlugin,
     AuthState,
@@ -25,13 +33,21 @@ from mysql_mimic.auth import (
 )
 
 from spark_replica.applier_core.errors import ErrorCode, format_message
+from spark_replica.applier_core.storage import StorageEngine
+from spark_replica.applier_core.storage.accounts import CACHING_SHA2, NATIVE, match_account
 from spark_replica.server.config import ServerConfig
+from spark_replica.server.sha2_auth import CachingSha2Password
 
 ROOT = "root"
 
 #: The client's address, set by the server for each connection (for 1045 messages).
 client_host: contextvars.ContextVar[str] = contextvars.ContextVar(
     "client_host", default="localhost"
+)
+#: The error number of the last refused login, when it is not 1045 (a locked account: 3118);
+#: the connection reads it when it sends the error.
+denial_code: contextvars.ContextVar[ErrorCode | None] = contextvars.ContextVar(
+    "denial_code", default=None
 )
 
 
@@ -86,27 +102,62 @@ def _denied(user: str, with_password: bool) -> str:
     )
 
 
-class ReplicaIdentityProvider(IdentityProvider):
-    """Looks accounts up in the metadata store on every login."""
+class _Locked(AuthPlugin):
+    """A locked replicated account: every login is refused with 3118."""
 
-    def __init__(self, store: UserStore) -> None:
+    name = "spark_replica_locked_account"
+
+    async def auth(self, auth_info: AuthInfo | None = None) -> AuthState:
+        if not auth_info:
+            auth_info = yield FILLER
+        denial_code.set(ErrorCode.ACCOUNT_HAS_BEEN_LOCKED)
+        yield Forbidden(
+            format_message(ErrorCode.ACCOUNT_HAS_BEEN_LOCKED, auth_info.username, client_host.get())
+        )
+
+
+class ReplicaIdentityProvider(IdentityProvider):
+    """Looks accounts up on every login: the metadata store's local accounts, then the
+    replicated accounts of ``engine``."""
+
+    def __init__(self, store: UserStore, engine: StorageEngine | None = None) -> None:
         self.store = store
+        self.engine = engine
         self._plugin = _NativePassword()
+        self._plugins: list[AuthPlugin] = [self._plugin, CachingSha2Password(), _Locked()]
 
     def get_plugins(self) -> Sequence[AuthPlugin]:
-        return [self._plugin]
+        return self._plugins
 
     async def get_user(self, username: str) -> User | None:
         found = self.store.get_user(username)
         if found is None:
-            # An account that cannot match, so the client gets 1045 like any wrong password.
-            return User(name=username, auth_string="00" * 20, auth_plugin=self._plugin.name)
+            return self._replicated(username) or self._no_match(username)
         auth_string, _ = found
         return User(
             name=username,
             auth_string=auth_string.removeprefix("*").lower(),
             auth_plugin=self._plugin.name,
         )
+
+    def _replicated(self, username: str) -> User | None:
+        if self.engine is None:
+            return None
+        account = match_account(self.engine.accounts(), username, client_host.get())
+        if account is None:
+            return None
+        if account.locked:
+            return User(name=username, auth_plugin=_Locked.name)
+        if account.plugin == NATIVE:
+            hashed = account.auth_string.removeprefix("*").lower()
+            return User(name=username, auth_string=hashed, auth_plugin=self._plugin.name)
+        if account.plugin == CACHING_SHA2:
+            return User(name=username, auth_string=account.auth_string, auth_plugin=CACHING_SHA2)
+        return None  # a plugin the replica cannot check: refused like a wrong password
+
+    def _no_match(self, username: str) -> User:
+        # An account that cannot match, so the client gets 1045 like any wrong password.
+        return User(name=username, auth_string="00" * 20, auth_plugin=self._plugin.name)
 
     def role_of(self, username: str) -> str | None:
         found = self.store.get_user(username)

@@ -32,6 +32,9 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
 )
 from spark_replica.applier_core.settings import ALIASES, DEFINITIONS, display
+from spark_replica.applier_core.storage import TableRef
+from spark_replica.server.account_access import Access
+from spark_replica.server.auth import client_host
 from spark_replica.server.catalog import catalog_snapshot, query_info_schema
 from spark_replica.server.column_defs import ColumnDefinitions
 from spark_replica.server.gtid_wait import wait_executed
@@ -56,6 +59,7 @@ from spark_replica.sql_handlers.gtid_functions import waits
 from spark_replica.sql_handlers.gtid_next import SessionGtid, Verdict
 from spark_replica.sql_handlers.parser.statements import ShowRelaylogEvents, ShowReplicaStatus
 from spark_replica.sql_handlers.processlist import ClientThread, processlist
+from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_objects import KINDS as SHOW_OBJECT_KINDS
 from spark_replica.sql_handlers.tables.show_objects import show_objects
@@ -159,6 +163,30 @@ class ReplicaSession(Session):
         role = self.context.role_of(user)
         tls = bool(self._connection and self._connection.stream.writer.get_extra_info("sslcontext"))
         return ClientInfo(user, role == "admin", tls)
+
+    def _access(self) -> Access | None:
+        """The replicated account this session runs as; None for a local account, which
+        reads every replicated table (``account_access``)."""
+        user = self.username
+        if user is None or self.context.role_of(user) is not None:
+            return None
+        return Access.of(self.context.manager.components.engine, user, client_host.get())
+
+    def _columns_of(self, schema: str, table: str) -> list[str]:
+        """The column names of a replicated table (none for an unknown one)."""
+        tables = self.context.tables
+        try:
+            definition = tables.definition(TableRef(schema, table)) if tables else None
+        except ReplicaError:
+            return []
+        return [c.name for c in definition.columns] if definition is not None else []
+
+    def _visible_tables(self) -> TableCatalog | None:
+        """The replicated catalog as this session's account sees it in SHOW and
+        information_schema."""
+        access = self._access()
+        tables = self.context.tables
+        return tables if access is None else access.visible(tables)
 
     def thread(self) -> ClientThread:
         """This connection as SHOW PROCESSLIST lists it."""
@@ -331,6 +359,9 @@ class ReplicaSession(Session):
         outcome = query_virtual_tables(self.context, q.expression, self.database)
         if outcome is None:
             return await q.next()
+        access = self._access()
+        if access is not None:  # performance_schema and mysql.* need SELECT like any table
+            access.check_select(q.expression, self.database, self._columns_of)
         fields, rows = outcome
         return result_set([(f.name, f.kind) for f in fields], rows)
 
@@ -338,6 +369,9 @@ class ReplicaSession(Session):
         self, expression: exp.Expression, sql: str, attrs: dict[str, str]
     ) -> AllowedResult:
         tables = [t for t in expression.find_all(exp.Table) if t.name]
+        access = self._access()
+        if access is not None and isinstance(expression, exp.Query):
+            access.check_select(expression, self.database, self._columns_of)
         queries = self.context.queries
         if isinstance(expression, exp.Query) and tables and queries is not None:
             connection = self._connection.connection_id if self._connection else 0
@@ -355,6 +389,12 @@ class ReplicaSession(Session):
 
     async def use(self, database: str) -> None:
         """USE db / COM_INIT_DB: 1049 for a database that does not exist, as MySQL answers."""
+        access = self._access()
+        if access is not None:
+            try:
+                access.check_use(database)
+            except ReplicaError as e:
+                raise to_mysql_error(e, "") from e
         known = set(self.context.tables.databases()) if self.context.tables is not None else set()
         if database not in known and database.lower() not in _SYSTEM_SCHEMAS:
             raise to_mysql_error(ReplicaError.from_code(ErrorCode.BAD_DB_ERROR, database), "")
@@ -365,7 +405,7 @@ class ReplicaSession(Session):
 
     async def schema(self) -> InfoSchema:
         """information_schema over the virtual tables and the replicated ones, as they are now."""
-        return catalog_snapshot(self.context.tables).info_schema
+        return catalog_snapshot(self._visible_tables()).info_schema
 
     async def _show(self, expression: exp.Show) -> AllowedResult:
         """SHOW DATABASES/TABLES/COLUMNS/INDEX/CREATE TABLE/PROCESSLIST, and the SHOWs of
@@ -374,7 +414,7 @@ class ReplicaSession(Session):
         if kind == "PROCESSLIST":
             return self._show_processlist(full=bool(expression.args.get("full")))
         if kind in SHOW_SCHEMA_KINDS or kind in SHOW_OBJECT_KINDS:
-            snapshot = catalog_snapshot(self.context.tables)
+            snapshot = catalog_snapshot(self._visible_tables())
             answer = show_schema if kind in SHOW_SCHEMA_KINDS else show_objects
             shown = answer(snapshot.rows, snapshot.catalog, expression, self.database)
             if shown is not None:

@@ -51,6 +51,7 @@ from spark_replica.applier_core.errors import (
     ReplicaError,
     format_message,
 )
+from spark_replica.server.auth import denial_code
 from spark_replica.server.column_defs import ColumnDefinitions, definition_packets
 from spark_replica.server.quiet_log import exc_info_if_debug
 from spark_replica.sql_handlers.query.column_meta import ColumnMeta
@@ -166,6 +167,10 @@ class ReplicaConnection(Connection):
         return super().ok_or_eof(0, last_insert_id, warnings or warning_count, flags)
 
     def error(self, **kwargs: Any) -> bytes:
+        refused = denial_code.get()
+        if refused is not None and kwargs.get("code") == mimic_errors.ErrorCode.ACCESS_DENIED_ERROR:
+            denial_code.set(None)  # a refused login that is not 1045 (auth: a locked account)
+            kwargs["code"] = cast(mimic_errors.ErrorCode, int(refused))
         killed = kwargs.get("code") == mimic_errors.ErrorCode.SESSION_WAS_KILLED
         if killed and self._kill is KillKind.QUERY:
             interrupted = ErrorCode.QUERY_INTERRUPTED

@@ -755,7 +755,7 @@ def test_ddl_errors(
         ("CREATE TABLE x (a INT) SELECT 1", "CREATE TABLE ... SELECT"),
         ("CREATE SEQUENCE s", "CREATE SEQUENCE"),
         ("INSERT INTO t VALUES (1, 'a')", "this statement as replicated DDL"),
-        ("RENAME USER a TO b", "this RENAME statement as replicated DDL"),
+        ("RENAME TABLESPACE a TO b", "this RENAME statement as replicated DDL"),
     ],
 )
 def test_unsupported_ddl_fails_with_1235_naming_the_statement(

@@ -15,9 +15,12 @@ body */`` only on MariaDB. What is left is sorted by ``effect``:
   savepoints, SET statements a source logs, plugins and components, and the empty statement
   a comment not meant for this source leaves. A MySQL replica runs them to the same effect
   on its own tables, which for the replica's storage is none.
-* ``Effect.ACCOUNT``: accounts, roles and privileges (CREATE/ALTER/DROP/RENAME USER, GRANT,
-  REVOKE, SET PASSWORD): not applied to the replica's own accounts; the statement is taken as
-  applied (docs/replica-commands.md).
+* ``Effect.ACCOUNT``: accounts, roles and privileges (CREATE/ALTER/DROP/RENAME USER, CREATE/
+  DROP ROLE, GRANT, REVOKE, SET PASSWORD, SET DEFAULT ROLE): the engine applies them to the
+  replicated accounts it keeps with its catalog (``storage.accounts``), refusing with 1235 a
+  form it cannot represent; the replica's own local accounts do not change
+  (docs/replica-commands.md). FLUSH PRIVILEGES has nothing to do: the accounts change when
+  the statement commits.
 
 Anything else (DML logged as a statement, XA) goes to the engine, which refuses what it
 cannot apply with MySQL's error naming it: nothing is skipped silently.
@@ -29,6 +32,7 @@ import enum
 import re
 
 from spark_replica.applier_core.binlog.versions import SourceVersion
+from spark_replica.applier_core.storage.accounts import is_account_statement
 
 # -- executable comments ---------------------------------------------------------------------
 
@@ -149,8 +153,8 @@ def effect(statement: str) -> Effect:
         return Effect.ACCOUNT
     if words.startswith("SET") or any(_starts(words, lead) for lead in _NO_EFFECT):
         return Effect.NONE
-    if any(_starts(words, lead) for lead in _ACCOUNTS):
-        return Effect.ACCOUNT
+    if any(_starts(words, lead) for lead in _ACCOUNTS) or is_account_statement(statement):
+        return Effect.ACCOUNT  # is_account_statement: MariaDB's CREATE OR REPLACE USER/ROLE
     return Effect.DDL
 
 

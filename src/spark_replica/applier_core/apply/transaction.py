@@ -3,7 +3,8 @@
 Every applier (the Change Stream Applier's jobs, the legacy applier's workers, the serial
 applier) hands the decoded events of a transaction, in order, to a ``TransactionApplier``:
 rows events become row changes, a DDL Query event runs as DDL (with its executable comments
-as the source ran them: ``statements``), a statement that stores nothing (ANALYZE TABLE,
+as the source ran them: ``statements``), an account statement changes the engine's replicated
+accounts the same way (``storage.accounts``), a statement that stores nothing (ANALYZE TABLE,
 SAVEPOINT, a trigger's definition, ...) is taken as applied, and the transaction's end (Xid,
 or a COMMIT Query) tells the caller to prepare and commit. A failure is an
 ``ApplyError`` carrying MySQL's error number and the texts of SHOW REPLICA STATUS.
@@ -24,6 +25,7 @@ from spark_replica.applier_core.binlog.rows import RowsEvent
 from spark_replica.applier_core.binlog.versions import UNKNOWN_VERSION, SourceVersion
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage import EngineError, EngineSession, RowChange, TableRef
+from spark_replica.applier_core.storage.accounts import redacted
 
 #: Events a row-based transaction may carry that change nothing (Table_map events are used
 #: by the decoder; Rows_query and ignorable events only inform).
@@ -148,7 +150,8 @@ class TransactionApplier:
             self.ended = True
             return True
         statement = as_executed(event.query, self.version)
-        if effect(statement) is not Effect.DDL:  # nothing the replica stores changes
+        kind = effect(statement)
+        if kind is Effect.NONE:  # nothing the replica stores changes
             self.ended = not self.explicit
             return self.ended
         opening = _OPENS_TRANSACTION.search(statement)
@@ -157,10 +160,11 @@ class TransactionApplier:
         try:
             self.session.apply_ddl(statement, event.db)
         except EngineError as exc:
+            # An account statement's passwords and hashes never reach an error message.
+            query = redacted(event.query) if kind is Effect.ACCOUNT else event.query
             raise ApplyError(
                 exc.code,
-                f"Error '{exc.message}' on query. Default database: '{event.db}'. "
-                f"Query: '{event.query}'",
+                f"Error '{exc.message}' on query. Default database: '{event.db}'. Query: '{query}'",
                 transient=exc.transient,
             ) from exc
         # Inside BEGIN (MariaDB's CREATE TABLE ... SELECT) the rows and the commit follow.

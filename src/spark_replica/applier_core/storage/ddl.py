@@ -17,6 +17,12 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.accounts import (
+    AccountOperation,
+    Accounts,
+    apply_account,
+    no_accounts,
+)
 from spark_replica.applier_core.storage.ddl_convert import (
     Converter,
     Kind,
@@ -198,6 +204,7 @@ DdlOperation = (
     | CreateObject
     | DropObject
     | AlterObject
+    | AccountOperation
 )
 
 #: Kept objects by ``ObjectRef.key``.
@@ -215,6 +222,9 @@ class Catalog:
     tables: Mapping[TableRef, TableDef] = field(default_factory=lambda: MappingProxyType({}))
     #: Views, triggers, routines and events (``objects``), by ``ObjectRef.key``.
     objects: Objects = field(default_factory=lambda: MappingProxyType({}))
+    #: The replicated accounts (``accounts``): they change with the transaction that carries
+    #: the account statement, like the rest of the catalog.
+    accounts: Accounts = field(default_factory=no_accounts)
 
     def apply(self, operation: DdlOperation) -> Catalog:
         """The catalog after ``operation``; raises ``EngineError`` with MySQL's error when the
@@ -238,6 +248,7 @@ class Catalog:
             self.databases if databases is None else databases,
             self.tables if tables is None else MappingProxyType(tables),
             self.objects if objects is None else MappingProxyType(objects),
+            self.accounts,
         )
 
     def view(self, table: TableRef) -> StoredObject | None:
@@ -393,6 +404,11 @@ def _(op: AlterObject, catalog: Catalog) -> Catalog:
     objects = {k: o for k, o in catalog.objects.items() if k != op.ref.key}
     objects[renamed.ref.key] = renamed
     return catalog._with(objects=objects)
+
+
+@_apply.register
+def _(op: AccountOperation, catalog: Catalog) -> Catalog:
+    return replace(catalog, accounts=apply_account(op, catalog.accounts))
 
 
 def _exists(ref: ObjectRef) -> EngineError:

@@ -1,7 +1,7 @@
 """MySQL DDL statements parsed with sqlglot's MySQL dialect into ``ddl`` operations.
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
-views, triggers, routines and events (``objects``),
+views, triggers, routines and events (``objects``), account statements (``accounts``),
 CREATE TABLE (columns, PRIMARY KEY;
 secondary keys and other constraints are accepted and ignored; ``LIKE other``), DROP TABLE,
 TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN,
@@ -23,6 +23,10 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.accounts import (
+    is_account_statement,
+    parse_account_statement,
+)
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
     AddPrimaryKey,
@@ -58,6 +62,8 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
         EngineError: 1064 when the statement does not parse, 1046 when a table name needs a
             database and there is none, 1235 for a statement the engines do not support.
     """
+    if is_account_statement(statement):
+        return parse_account_statement(statement, database)
     kept = parse_object_statement(statement, database)
     if kept is not None:
         return (kept,)

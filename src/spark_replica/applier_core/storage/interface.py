@@ -23,6 +23,7 @@ from spark_replica.applier_core.binlog.rows import RowKind
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_message
 
 if TYPE_CHECKING:
+    from spark_replica.applier_core.storage.accounts import Accounts
     from spark_replica.applier_core.storage.locks import LockManager
     from spark_replica.applier_core.storage.objects import StoredObject
 
@@ -374,6 +375,10 @@ class StorageEngine(Protocol):
 
     def objects(self) -> list[StoredObject]:
         """The views, triggers, routines and events kept, sorted by kind, database, name."""
+        ...
+
+    def accounts(self) -> Accounts:
+        """The replicated accounts as of the last commit (``storage.accounts``)."""
         ...
 
     def rows(self, table: TableRef) -> list[Row]:

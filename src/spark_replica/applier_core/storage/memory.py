@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 
 from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
 from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.accounts import Accounts
 from spark_replica.applier_core.storage.ddl import Catalog, DdlOperation, no_such_table, unsupported
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl
 from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
@@ -119,6 +120,9 @@ class InMemoryEngine:
 
     def objects(self) -> list[StoredObject]:
         return sorted(self._catalog.objects.values(), key=lambda o: o.ref)
+
+    def accounts(self) -> Accounts:
+        return self._catalog.accounts
 
     def rows(self, table: TableRef) -> list[Row]:
         with self._mutex:

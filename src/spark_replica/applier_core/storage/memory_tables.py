@@ -16,6 +16,7 @@ from spark_replica.applier_core.binlog.rows import ABSENT, PartialJson, apply_di
 from spark_replica.applier_core.binlog.rows.json_binary import decode_json
 from spark_replica.applier_core.binlog.rows.json_text import JsonText, parse_json, to_text
 from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.storage.accounts import AccountOperation
 from spark_replica.applier_core.storage.ddl import (
     AlterTable,
     Catalog,
@@ -232,6 +233,11 @@ def _(op: CreateDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> No
 @_change_data.register(AlterObject)
 def _(op: ObjectOperation, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
     pass  # views, triggers, routines and events live in the catalog alone
+
+
+@_change_data.register
+def _(op: AccountOperation, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+    pass  # replicated accounts live in the catalog alone
 
 
 @_change_data.register

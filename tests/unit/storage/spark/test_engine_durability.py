@@ -439,3 +439,37 @@ def test_kept_objects_are_recorded_at_the_commit_point_and_found_after_a_restart
         assert [o.ref.name for o in third.objects()] == ["e", "v"]
     finally:
         third.close()
+
+
+def test_replicated_accounts_are_recorded_at_the_commit_point_and_found_after_a_restart(
+    spark: Any, place: Any
+) -> None:
+    from spark_replica.applier_core.storage.accounts import AccountName
+
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.ddl("CREATE USER 'alice'@'%' IDENTIFIED BY 'alice-pw'")
+    writer.ddl("CREATE ROLE reader")
+    writer.ddl("GRANT SELECT ON d.t TO reader")
+    writer.ddl("GRANT reader TO alice")
+    engine.flush()
+    writer.ddl("SET DEFAULT ROLE reader FOR alice")
+    writer.ddl("GRANT SELECT (id) ON d.t TO 'alice'@'%'")
+    expected = dict(engine.accounts())
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert dict(again.accounts()) == expected
+        alice = expected[AccountName("alice", "%")]
+        assert alice.default_roles == (AccountName("reader", "%"),)
+        Writer(again, 9).ddl("DROP USER alice")
+        again.flush()
+    finally:
+        again.close()
+    third = start(spark, place)
+    try:
+        assert list(third.accounts()) == [AccountName("reader", "%")]
+    finally:
+        third.close()

@@ -12,6 +12,7 @@ durable. What an operation means for the files:
 * ALTER TABLE: a new generation whose base is the table's content right after the transaction
   (``Commit.rewrites``, by the table's final name), written before the commit point.
 * Views, triggers, routines and events: state only (``DurableState.objects``).
+* Account statements: state only (``DurableState.accounts``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import get_args
 
+from spark_replica.applier_core.storage.accounts import AccountOperation
 from spark_replica.applier_core.storage.ddl import (
     AlterTable,
     Catalog,
@@ -34,6 +37,9 @@ from spark_replica.applier_core.storage.ddl import (
 from spark_replica.applier_core.storage.interface import Row, TableRef
 from spark_replica.applier_core.storage.objects import AlterObject, CreateObject, DropObject
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
+
+#: Operations that change only the recorded state: kept objects and accounts.
+_STATE_ONLY = (CreateObject, DropObject, AlterObject, *get_args(AccountOperation))
 
 
 @dataclass(slots=True)
@@ -68,12 +74,12 @@ def apply_ddl(
 
 def _catalog(state: DurableState) -> Catalog:
     tables = {ref: t.definition for ref, t in state.tables.items()}
-    return Catalog(state.databases, MappingProxyType(tables), state.objects)
+    return Catalog(state.databases, MappingProxyType(tables), state.objects, state.accounts)
 
 
 def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
     catalog = _change_files(op, outcome)
-    outcome.state = replace(outcome.state, objects=catalog.objects)
+    outcome.state = replace(outcome.state, objects=catalog.objects, accounts=catalog.accounts)
 
 
 def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
@@ -114,6 +120,6 @@ def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
             outcome.obsolete.append(old)
             outcome.rewritten.add(old.id)
         outcome.state = state.with_tables(tables)
-    elif not isinstance(op, CreateObject | DropObject | AlterObject):  # pragma: no cover
+    elif not isinstance(op, _STATE_ONLY):  # pragma: no cover
         raise TypeError(f"not a DDL operation: {op!r}")  # every operation is handled above
     return catalog

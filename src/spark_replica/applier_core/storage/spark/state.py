@@ -2,7 +2,8 @@
 
 The engine's catalog of record is the metadata store, not Spark's catalog (architecture §5).
 ``DurableState`` is one consistent version of it: the databases, every table with its
-definition and files, the kept objects (views, triggers, routines, events), the last batch
+definition and files, the kept objects (views, triggers, routines, events), the replicated
+accounts, the last batch
 recorded, and the executed GTID set. The flusher derives
 the next version and hands both to ``SparkStateStore.commit``, which records the difference in
 one metadata transaction: that transaction is the commit point of a batch.
@@ -21,6 +22,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from spark_replica.applier_core.progress import GtidInterval
+from spark_replica.applier_core.storage.accounts import Accounts, no_accounts
 from spark_replica.applier_core.storage.ddl import Objects
 from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
 
@@ -71,6 +73,8 @@ class DurableState:
     next_table_id: int = 1
     #: Views, triggers, routines and events (``storage.objects``), by ``ObjectRef.key``.
     objects: Objects = field(default_factory=lambda: MappingProxyType({}))
+    #: The replicated accounts (``storage.accounts``), recorded at the same commit points.
+    accounts: Accounts = field(default_factory=no_accounts)
 
     def with_tables(
         self, tables: Mapping[TableRef, StoredTable], **changes: object
