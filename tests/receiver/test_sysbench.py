@@ -21,16 +21,21 @@ from tests.helpers.soak import soak_size
 from tests.helpers.source_compare import assert_same_databases
 
 DATABASE = "sbtest"
+#: sysbench's tables: a primary key and a secondary index on k; or, with --secondary, no
+#: primary key at all (id and k are both secondary indexes).
+KEYS = ("--create_secondary=on", "--secondary=on")
 
 
-def sysbench(source: MariaDB, command: str, *, tables: int, rows: int, seconds: int) -> str:
+def sysbench(
+    source: MariaDB, command: str, *options: str, tables: int, rows: int, seconds: int
+) -> str:
     """Run ``sysbench oltp_read_write <command>`` against ``source``; its output."""
     done = subprocess.run(
         ["sysbench", "oltp_read_write", "--db-driver=mysql", f"--mysql-host={source.host}",
          f"--mysql-port={source.port}", "--mysql-user=root", f"--mysql-password={ROOT_PASSWORD}",
          f"--mysql-db={DATABASE}", f"--tables={tables}", f"--table-size={rows}",
-         "--create_secondary=on", "--threads=2", f"--time={seconds}", "--events=0",
-         "--rand-seed=1", "--report-interval=0", command],
+         "--threads=2", f"--time={seconds}", "--events=0",
+         "--rand-seed=1", "--report-interval=0", *options, command],
         capture_output=True, text=True, timeout=seconds + 300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -46,8 +51,9 @@ def committed(report: str) -> int:
 
 @pytest.mark.soak
 @pytest.mark.parametrize("applier", ["csa", "mta"])
+@pytest.mark.parametrize("keys", KEYS, ids=["primary-key", "no-primary-key"])
 def test_sysbench_oltp_read_write(
-    own_mariadb: MariaDB, port: int, engine: InMemoryEngine, applier: str
+    own_mariadb: MariaDB, port: int, engine: InMemoryEngine, applier: str, keys: str
 ) -> None:
     assert shutil.which("sysbench"), "Debian's sysbench is needed (`.ci/run` installs it)"
     tables = soak_size(short=3, long=8)
@@ -56,8 +62,8 @@ def test_sysbench_oltp_read_write(
     fresh_source(own_mariadb, DATABASE)
     own_mariadb.sql(f"CREATE DATABASE {DATABASE}")
     with following(port, own_mariadb, applier) as cursor:
-        sysbench(own_mariadb, "prepare", tables=tables, rows=rows, seconds=seconds)
-        out = sysbench(own_mariadb, "run", tables=tables, rows=rows, seconds=seconds)
+        sysbench(own_mariadb, "prepare", keys, tables=tables, rows=rows, seconds=seconds)
+        out = sysbench(own_mariadb, "run", keys, tables=tables, rows=rows, seconds=seconds)
         assert committed(out) > 0, out
         caught_up(cursor, own_mariadb, 120.0 + 10 * seconds)
     assert assert_same_databases(own_mariadb, engine, DATABASE) >= tables * rows // 2
