@@ -68,6 +68,19 @@ def caught_up(cursor: Any, mariadb: MariaDB, wait: float) -> dict[str, Any]:
     return wait_applied(cursor, gtids, 1.0)
 
 
+def recorded(cursor: Any, mariadb: MariaDB, wait: float) -> None:
+    """Wait (at most ``wait`` s) until ``mysql.gtid_executed`` holds all the source logged: on
+    the Spark engine, the commit point from which queries read."""
+
+    def holds(_: dict[str, Any]) -> bool:
+        cursor.execute("SELECT source_uuid, interval_start, interval_end FROM mysql.gtid_executed")
+        found = ",".join(f"{uuid}:{start}-{end}" for uuid, start, end in cursor.fetchall())
+        return gtids.is_subset(GtidSet.parse(found))
+
+    gtids = source_gtids(mariadb)
+    poll(cursor, holds, wait)
+
+
 def _executed(cursor: Any) -> GtidSet:
     cursor.execute("SELECT @@global.gtid_executed")
     return GtidSet.parse(cursor.fetchone()[0] or "")
