@@ -84,6 +84,18 @@ class MariaDB:
         return ["mariadb", f"--socket={socket_path}", "-uroot", f"-p{ROOT_PASSWORD}",
                 "--batch", "--skip-column-names", "-e", statement]  # fmt: skip
 
+    def run_script(self, script: Path, *, timeout: float = 600.0) -> None:
+        """Feed ``script`` to the mariadb CLI as root, as ``mariadb < script`` does (DELIMITER
+        and ``source`` work; ``source`` finds files beside the script)."""
+        with script.open("rb") as text:
+            done = subprocess.run(
+                ["mariadb", f"--socket={self.root / 'mariadb.sock'}", "-uroot",
+                 f"-p{ROOT_PASSWORD}", "--batch"],
+                stdin=text, capture_output=True, cwd=script.parent, timeout=timeout, check=False,
+            )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"{script.name} failed: {done.stderr.decode(errors='replace')}")
+
     def sql(self, statement: str) -> str:
         """Run ``statement`` as root through the mariadb CLI; its tab-separated output."""
         done = subprocess.run(

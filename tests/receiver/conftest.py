@@ -17,3 +17,13 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
         pytest.fail("Debian's mariadb-server is needed (`.ci/run` installs it)")
     with running_mariadb(tmp_path_factory.mktemp("mariadb")) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def own_mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB]:
+    """A MariaDB for one module alone, for tests that empty its binary log (RESET MASTER) and
+    load much into it without the other modules replaying that."""
+    if not available():
+        pytest.fail("Debian's mariadb-server is needed (`.ci/run` installs it)")
+    with running_mariadb(tmp_path_factory.mktemp("own-mariadb")) as server:
+        yield server
