@@ -374,7 +374,7 @@ def test_persisted_values_load_back() -> None:
     assert all(isinstance(text, str) for text in stored.values())
     assert not {"gtid_executed", "skip_replica_start", "relay_log_space_limit"} & set(stored)
     assert NOT_PERSISTED == frozenset(
-        {"gtid_executed", "skip_replica_start", "relay_log_space_limit"}
+        {"gtid_executed", "skip_replica_start", "relay_log_space_limit", "sql_replica_skip_counter"}
     )
     second = SystemVariables(stored)
     assert second.get("replica_parallel_workers") == 12

@@ -59,9 +59,8 @@ def install() -> None:
     logger = logging.getLogger(STATEMENT_ERRORS)
     if _FILTER not in logger.filters:
         logger.addFilter(_FILTER)
-    parser = logging.getLogger(PARSER)
-    if not parser.isEnabledFor(logging.DEBUG):
-        parser.setLevel(logging.ERROR)
+    if not logging.getLogger("spark_replica").isEnabledFor(logging.DEBUG):
+        logging.getLogger(PARSER).setLevel(logging.ERROR)
 
 
 def exc_info_if_debug(logger: logging.Logger, error: BaseException) -> BaseException | None:
