@@ -19,6 +19,11 @@ Tables
     same name (``db1.t JOIN db2.t``) are named ``db1.t`` and ``db2.t`` so that
     ``db1.t.x`` still finds its table. ``FROM dual`` is removed.
 
+Grouped queries
+    A column a grouped SELECT reads outside its GROUP BY keys and aggregates is
+    ``ANY_VALUE(column)`` (``group_by``): MySQL allows it when the column depends on the
+    key, and returns some row's value without ONLY_FULL_GROUP_BY; Spark refuses it.
+
 Result column names
     Unaliased columns of the result are named as MySQL names them: a column by its name as
     written (``SELECT ID`` gives ``ID``, not Spark's ``id``), a string literal by its value,
@@ -118,6 +123,7 @@ from sqlglot.helper import seq_get
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
+from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
 from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
@@ -189,6 +195,7 @@ def to_spark_sql(
                      _replicated_tables, _name_result_columns)  # fmt: skip
     _name_result_columns(tree)
     tables = _replace_tables(tree, database or None, resolve)
+    any_value_for_ungrouped(tree)
     tree = _rewrite_expressions(tree)
     return SparkQuery(_generate(tree), tables)
 
