@@ -21,7 +21,8 @@ def _sql(query: str) -> str:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("SELECT f.film_id, f.title, COUNT(*) AS n FROM film f GROUP BY f.film_id ORDER BY n, title",
+        ("SELECT f.film_id, f.title, COUNT(*) AS n FROM film f GROUP BY f.film_id "
+         "ORDER BY n, title",
          "SELECT `f`.`film_id` AS `film_id`, ANY_VALUE(`f`.`title`) AS `title`, COUNT(*) AS `n` "
          "FROM `v1` AS `f` GROUP BY `f`.`film_id` ORDER BY `n`, `title`"),
         ("SELECT title, SUM(x) AS total FROM film GROUP BY 1 HAVING total > 1",
