@@ -29,6 +29,7 @@ class ErrorCode(enum.IntEnum):
     BAD_TABLE_ERROR = 1051
     BAD_FIELD_ERROR = 1054
     DUP_FIELDNAME = 1060
+    DUP_KEYNAME = 1061
     PARSE_ERROR = 1064
     EMPTY_QUERY = 1065
     KEY_NOT_FOUND = 1032
@@ -46,6 +47,7 @@ class ErrorCode(enum.IntEnum):
     NO_SUCH_TABLE = 1146
     NONEXISTING_TABLE_GRANT = 1147
     NET_PACKET_TOO_LARGE = 1153
+    KEY_DOES_NOT_EXITS = 1176  # sic: MySQL's symbol
     UNKNOWN_SYSTEM_VARIABLE = 1193
     REPLICA_NOT_RUNNING = 1199
     BAD_REPLICA = 1200
@@ -67,6 +69,7 @@ class ErrorCode(enum.IntEnum):
     INCORRECT_GLOBAL_LOCAL_VAR = 1238
     BAD_REPLICA_UNTIL_COND = 1277
     UNTIL_COND_IGNORED = 1279
+    WRONG_NAME_FOR_INDEX = 1280
     WARN_DEPRECATED_SYNTAX = 1287
     OPTION_PREVENTS_STATEMENT = 1290
     TRUNCATED_WRONG_VALUE = 1292
@@ -200,6 +203,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.KEY_NOT_FOUND: ("HY000", "Can't find record in '%-.192s'"),
     ErrorCode.DUP_ENTRY: ("23000", "Duplicate entry '%-.64s' for key '%-.385s'"),
     ErrorCode.DUP_FIELDNAME: ("42S21", "Duplicate column name '%-.192s'"),
+    ErrorCode.DUP_KEYNAME: ("42000", "Duplicate key name '%-.192s'"),
     ErrorCode.MULTIPLE_PRI_KEY: ("42000", "Multiple primary key defined"),
     ErrorCode.KEY_COLUMN_DOES_NOT_EXITS: ("42000", "Key column '%-.192s' doesn't exist in table"),
     ErrorCode.CANT_REMOVE_ALL_FIELDS: (
@@ -234,6 +238,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "08S01",
         "Got a packet bigger than 'max_allowed_packet' bytes",
     ),
+    ErrorCode.KEY_DOES_NOT_EXITS: ("42000", "Key '%-.192s' doesn't exist in table '%-.192s'"),
     ErrorCode.UNKNOWN_SYSTEM_VARIABLE: ("HY000", "Unknown system variable '%-.64s'"),
     ErrorCode.REPLICA_NOT_RUNNING: (
         "HY000",
@@ -309,6 +314,7 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "HY000",
         "SQL thread is not to be started so UNTIL options are ignored",
     ),
+    ErrorCode.WRONG_NAME_FOR_INDEX: ("42000", "Incorrect index name '%-.100s'"),
     ErrorCode.WARN_DEPRECATED_SYNTAX: (
         "HY000",
         "'%s' is deprecated and will be removed in a future release. Please use %s instead",

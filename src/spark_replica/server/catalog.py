@@ -7,10 +7,11 @@ reports the mysql.* tables as BASE TABLE as MySQL does (mysql-mimic would say SY
 The replicated tables come from the storage engine's catalog, which replicated DDL changes
 while the server runs. Their rows (``replica_tables``) are built beside mimic's with MySQL's
 values where mimic's ``from_columns`` has none or wrong ones (ORDINAL_POSITION from 1,
-DATA_TYPE apart from COLUMN_TYPE, COLUMN_KEY, lengths and precision, the PRIMARY key in
-STATISTICS), and the kept views, triggers, routines and events fill VIEWS, TRIGGERS,
-ROUTINES and EVENTS (``object_rows``). ``catalog_snapshot`` is called for every statement
-that reads information_schema or a SHOW, so it rebuilds only when the catalog changed.
+DATA_TYPE apart from COLUMN_TYPE, COLUMN_KEY, lengths and precision, the keys in STATISTICS,
+TABLE_CONSTRAINTS and KEY_COLUMN_USAGE), and the kept views, triggers, routines and events
+fill VIEWS, TRIGGERS, ROUTINES and EVENTS (``object_rows``). ``catalog_snapshot`` is called
+for every statement that reads information_schema or a SHOW, so it rebuilds only when the
+catalog changed.
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ def _build(catalog: ReplicaCatalog) -> CatalogSnapshot:
         "tables": rows.tables,
         "columns": rows.columns,
         "statistics": rows.statistics,
+        "table_constraints": rows.constraints,
+        "key_column_usage": rows.key_usage,
         "views": rows.objects.views,
         "triggers": rows.objects.triggers,
         "routines": rows.objects.routines,

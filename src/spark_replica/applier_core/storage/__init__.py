@@ -15,6 +15,9 @@ from spark_replica.applier_core.storage.interface import EngineError as EngineEr
 from spark_replica.applier_core.storage.interface import EngineSession as EngineSession
 from spark_replica.applier_core.storage.interface import ExecMode as ExecMode
 from spark_replica.applier_core.storage.interface import HandlerError as HandlerError
+from spark_replica.applier_core.storage.interface import Index as Index
+from spark_replica.applier_core.storage.interface import IndexKind as IndexKind
+from spark_replica.applier_core.storage.interface import IndexPart as IndexPart
 from spark_replica.applier_core.storage.interface import Key as Key
 from spark_replica.applier_core.storage.interface import Row as Row
 from spark_replica.applier_core.storage.interface import RowChange as RowChange
@@ -41,6 +44,9 @@ __all__ = [
     "TRANSIENT_ERRORS",
     "Catalog",
     "Column",
+    "Index",
+    "IndexKind",
+    "IndexPart",
     "DdlOperation",
     "EngineError",
     "EngineSession",

@@ -34,9 +34,18 @@ from spark_replica.applier_core.storage.ddl_convert import (
     type_converter,
 )
 from spark_replica.applier_core.storage.ddl_convert import Default as Default
+from spark_replica.applier_core.storage.indexes import (
+    IndexSpec,
+    build_index,
+    check_names,
+    find_index,
+    mysql_order,
+)
 from spark_replica.applier_core.storage.interface import (
     Column,
     EngineError,
+    Index,
+    IndexPart,
     Row,
     TableDef,
     TableRef,
@@ -163,6 +172,43 @@ class DropPrimaryKey:
 
 
 @dataclass(frozen=True, slots=True)
+class AddIndex:
+    """ADD INDEX/KEY/UNIQUE/FULLTEXT/SPATIAL, ADD CONSTRAINT ... UNIQUE, a column's UNIQUE
+    and CREATE INDEX: a secondary key on columns of the table being built. ``if_not_exists``
+    (MariaDB's CREATE INDEX IF NOT EXISTS): nothing happens when the name is taken."""
+
+    spec: IndexSpec
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DropIndex:
+    """DROP INDEX/KEY ``name`` (1091 when missing). ``constraint``: DROP CONSTRAINT, which
+    may name a foreign key or CHECK constraint the catalog does not keep, so a missing name
+    is not an error."""
+
+    name: str
+    if_exists: bool = False
+    constraint: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RenameIndex:
+    """RENAME INDEX/KEY ``name`` TO ``new_name`` (1176 when missing)."""
+
+    name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIndex:
+    """ALTER INDEX ``name`` VISIBLE/INVISIBLE (1176 when missing)."""
+
+    name: str
+    visible: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ConvertCharset:
     """CONVERT TO CHARACTER SET ``charset`` (lower case): text keeps its characters."""
 
@@ -177,6 +223,10 @@ AlterAction = (
     | AlterColumn
     | AddPrimaryKey
     | DropPrimaryKey
+    | AddIndex
+    | DropIndex
+    | RenameIndex
+    | AlterIndex
     | ConvertCharset
 )
 
@@ -184,7 +234,7 @@ AlterAction = (
 @dataclass(frozen=True, slots=True)
 class AlterTable:
     """ALTER TABLE: ``actions`` in statement order (none: only clauses without effect on
-    columns, keys or data, such as ADD INDEX or ENGINE=). ``copy``: ALGORITHM=COPY was given.
+    columns, keys or data, such as ENGINE=). ``copy``: ALGORITHM=COPY was given.
     ``statement`` is the text that 1235 errors name."""
 
     table: TableRef
@@ -228,8 +278,8 @@ class Catalog:
 
     def apply(self, operation: DdlOperation) -> Catalog:
         """The catalog after ``operation``; raises ``EngineError`` with MySQL's error when the
-        operation cannot run (1007, 1008, 1049, 1050, 1051, 1054, 1060, 1068, 1072, 1090,
-        1091, 1146; 1235 for an ALTER TABLE this module refuses to guess)."""
+        operation cannot run (1007, 1008, 1049, 1050, 1051, 1054, 1060, 1061, 1068, 1072,
+        1090, 1091, 1146, 1176, 1280; 1235 for an ALTER TABLE this module refuses to guess)."""
         return _apply(operation, self)
 
     def definition(self, table: TableRef) -> TableDef:
@@ -496,7 +546,9 @@ def alter_columns(op: AlterTable, definition: TableDef) -> AlteredTable:
     Errors: 1054 (unknown column or AFTER target), 1090 (no column left), 1091 (DROP of an
     unknown column, or DROP PRIMARY KEY without one), 1060 (duplicate name), 1068 (a second
     primary key), 1072 (unknown key column). A dropped key column leaves the primary key (a
-    key left with no column is dropped); key columns become NOT NULL.
+    key left with no column is dropped); key columns become NOT NULL. Secondary keys follow
+    the columns the same way; DROP/RENAME/ALTER INDEX name keys of the table before the
+    statement (1091, 1176), ADD INDEX columns of the table being built (1061: a taken name).
     """
     return _Alteration(op, definition).run()
 
@@ -670,15 +722,90 @@ class _Alteration:
         converters = tuple(self._converter(slot, copy, charset) for slot in self.slots)
         sources = tuple(slot.source for slot in self.slots)
         position = {id(slot): i for i, slot in enumerate(self.slots)}
+        columns = tuple(slot.column for slot in self.slots)
         definition = TableDef(
-            tuple(slot.column for slot in self.slots),
+            columns,
             tuple(position[id(slot)] for slot, _ in key),
             tuple(prefix for _, prefix in key),
+            self._secondary_keys(columns),
         )
         keeps = sources == tuple(range(len(self.old.columns))) and not any(converters)
         return AlteredTable(
             self.op.table, definition, sources, converters, keeps, self.op.statement
         )
+
+    def _secondary_keys(self, columns: tuple[Column, ...]) -> tuple[Index, ...]:
+        """The old secondary keys that stay (DROP INDEX, RENAME INDEX and ALTER INDEX
+        applied; a dropped column leaves its keys, and a key left without columns is dropped,
+        as in MySQL), then the added ones, in MySQL's order."""
+        used: set[int] = set()  # the DROP/RENAME/ALTER INDEX actions that found their key
+        kept: list[Index] = []
+        for index in self.old.indexes:
+            if self._index_action(index.name, DropIndex, used) is not None:
+                continue
+            renamed = self._index_action(index.name, RenameIndex, used)
+            altered = self._index_action(index.name, AlterIndex, used)
+            parts = self._moved_parts(index.parts)
+            if not parts:
+                continue
+            kept.append(
+                replace(
+                    index,
+                    name=renamed.new_name if isinstance(renamed, RenameIndex) else index.name,
+                    parts=parts,
+                    visible=altered.visible if isinstance(altered, AlterIndex) else index.visible,
+                )
+            )
+        for number, action in enumerate(self.op.actions):
+            if number in used:
+                continue
+            if isinstance(action, DropIndex) and not (action.if_exists or action.constraint):
+                raise self._fail(ErrorCode.CANT_DROP_FIELD_OR_KEY, action.name)
+            if isinstance(action, RenameIndex | AlterIndex):
+                raise self._fail(ErrorCode.KEY_DOES_NOT_EXITS, action.name, self.op.table.table)
+        for index in kept:
+            if index.name.casefold() == "primary":
+                raise self._fail(ErrorCode.WRONG_NAME_FOR_INDEX, index.name)
+        check_names(kept)
+        for action in self.op.actions:
+            if isinstance(action, AddIndex):
+                name = action.spec.name
+                if action.if_not_exists and name and find_index(kept, name) is not None:
+                    continue
+                try:
+                    kept.append(build_index(action.spec, columns, kept))
+                except EngineError as error:
+                    error.add_context(table=self.op.table)
+                    raise
+        return mysql_order(kept, columns)
+
+    def _index_action(
+        self, name: str, kind: type[DropIndex | RenameIndex | AlterIndex], used: set[int]
+    ) -> DropIndex | RenameIndex | AlterIndex | None:
+        """The first action of ``kind`` on the key ``name`` not matched yet."""
+        folded = name.casefold()
+        for number, action in enumerate(self.op.actions):
+            if number not in used and isinstance(action, kind):
+                if action.name.casefold() == folded:
+                    used.add(number)
+                    return action
+        return None
+
+    def _moved_parts(self, parts: tuple[IndexPart, ...]) -> tuple[IndexPart, ...]:
+        """Key parts on the columns of the table being built: a dropped column's part goes,
+        a changed column's prefix follows its new type (``key_prefix_after``)."""
+        position = {slot.source: i for i, slot in enumerate(self.slots) if slot.source is not None}
+        moved: list[IndexPart] = []
+        for part in parts:
+            new = position.get(part.column)
+            if new is None:
+                continue
+            slot = self.slots[new]
+            prefix = part.prefix
+            if slot.change is not None:
+                prefix = key_prefix_after(prefix, slot.column.type)
+            moved.append(replace(part, column=new, prefix=prefix))
+        return tuple(moved)
 
     def _copies(self, dropped_key: bool) -> bool:
         """Whether MySQL runs this ALTER by copying rows (ALGORITHM=COPY, a type change not

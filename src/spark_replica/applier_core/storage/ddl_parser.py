@@ -2,13 +2,14 @@
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
 views, triggers, routines and events (``objects``), account statements (``accounts``),
-CREATE TABLE (columns, PRIMARY KEY;
-secondary keys and other constraints are accepted and ignored; ``LIKE other``), DROP TABLE,
-TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN,
-ADD/DROP PRIMARY KEY, CONVERT TO CHARACTER SET and RENAME TO. ALTER TABLE clauses that change
-neither columns, primary key nor data (secondary indexes, foreign keys, checks, table options
-such as ENGINE=, ALGORITHM=, LOCK=) are accepted and do nothing. Anything else raises
-``EngineError`` 1235 naming the statement: an engine never skips DDL silently.
+CREATE TABLE (columns, PRIMARY KEY, secondary keys; foreign keys and checks are accepted and
+not kept; ``LIKE other``), DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with
+ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER
+INDEX (KEY, UNIQUE, FULLTEXT, SPATIAL, CONSTRAINT ... UNIQUE), CONVERT TO CHARACTER SET and
+RENAME TO. ALTER TABLE clauses that change neither columns, keys nor data (foreign keys,
+checks, table options such as ENGINE=, ALGORITHM=, LOCK=) are accepted and do nothing.
+Anything else raises ``EngineError`` 1235 naming the statement: an engine never skips DDL
+silently.
 (sqlglot's DDL transpilation is not used: the statements are read, not translated.)
 """
 
@@ -29,9 +30,11 @@ from spark_replica.applier_core.storage.accounts import (
 )
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
+    AddIndex,
     AddPrimaryKey,
     AlterAction,
     AlterColumn,
+    AlterIndex,
     AlterTable,
     ChangeColumn,
     ConvertCharset,
@@ -41,15 +44,32 @@ from spark_replica.applier_core.storage.ddl import (
     Default,
     DropColumn,
     DropDatabase,
+    DropIndex,
     DropPrimaryKey,
     DropTable,
     RenameColumn,
+    RenameIndex,
     RenameTable,
     TruncateTable,
     unsupported,
 )
-from spark_replica.applier_core.storage.ddl_index import parse_index_statement
-from spark_replica.applier_core.storage.interface import Column, EngineError, TableDef, TableRef
+from spark_replica.applier_core.storage.ddl_index import (
+    column_unique,
+    index_spec,
+    parse_index_statement,
+)
+from spark_replica.applier_core.storage.indexes import (
+    IndexSpec,
+    build_index,
+    mysql_order,
+)
+from spark_replica.applier_core.storage.interface import (
+    Column,
+    EngineError,
+    Index,
+    TableDef,
+    TableRef,
+)
 from spark_replica.applier_core.storage.objects import parse_object_statement
 
 _MYSQL = Dialect.get_or_raise("mysql")
@@ -151,18 +171,25 @@ class _Translator:
     def _definition(self, schema: exp.Schema) -> TableDef:
         columns: list[Column] = []
         key: list[tuple[str, int]] = []
+        secondary: list[IndexSpec] = []
         for item in schema.expressions:
             if isinstance(item, exp.ColumnDef):
-                column, primary = self._column(item)
+                spec = self._column_spec(item)
+                column = spec.column
                 if any(c.name.casefold() == column.name.casefold() for c in columns):
                     raise EngineError.of(ErrorCode.DUP_FIELDNAME, column.name)
                 columns.append(column)
-                if primary:
+                if spec.primary:
                     key = self._set_key(key, [(column.name, 0)])
+                if spec.unique:
+                    secondary.append(column_unique(column.name))
             else:
                 primary_key = self._primary_key(item)
                 if primary_key is not None:
                     key = self._set_key(key, primary_key)
+                found = index_spec(item)
+                if found is not None:
+                    secondary.append(found)
         definition = TableDef(tuple(columns))
         indexes = []
         for name, _prefix in key:
@@ -174,7 +201,11 @@ class _Translator:
         not_null = tuple(
             replace(c, nullable=False) if i in indexes else c for i, c in enumerate(columns)
         )
-        return TableDef(not_null, tuple(indexes), tuple(prefix for _, prefix in key))
+        built: list[Index] = []
+        for key_spec in secondary:
+            built.append(build_index(key_spec, not_null, built))
+        prefixes = tuple(prefix for _, prefix in key)
+        return TableDef(not_null, tuple(indexes), prefixes, mysql_order(built, not_null))
 
     @staticmethod
     def _set_key(
@@ -184,15 +215,11 @@ class _Translator:
             raise EngineError.of(ErrorCode.MULTIPLE_PRI_KEY)
         return new
 
-    def _column(self, item: exp.ColumnDef) -> tuple[Column, bool]:
-        spec = self._column_spec(item)
-        return spec.column, spec.primary
-
     def _column_spec(self, item: exp.ColumnDef) -> _ColumnSpec:
         kind = item.args.get("kind")
         if kind is None:
             raise self._unsupported(f"the column {item.name!r} without a type")
-        nullable, primary = True, False
+        nullable, primary, unique = True, False, False
         default: Default | None = None
         generated: str | None = None
         charset: str | None = None
@@ -202,6 +229,8 @@ class _Translator:
                 nullable = bool(found.args.get("allow_null"))
             elif isinstance(found, exp.PrimaryKeyColumnConstraint):
                 primary, nullable = True, False
+            elif isinstance(found, exp.UniqueColumnConstraint):
+                unique = True
             elif isinstance(found, exp.DefaultColumnConstraint):
                 default = _default(found.this)
             elif isinstance(found, exp.AutoIncrementColumnConstraint):
@@ -213,7 +242,7 @@ class _Translator:
             elif isinstance(found, exp.CharacterSetColumnConstraint):
                 charset = found.this.name.lower()
         column = Column(item.name, kind.sql(dialect="mysql"), nullable)
-        return _ColumnSpec(column, primary, default, generated, charset)
+        return _ColumnSpec(column, primary, default, generated, charset, unique)
 
     def _primary_key(self, item: exp.Expression) -> list[tuple[str, int]] | None:
         if isinstance(item, exp.Constraint):
@@ -276,8 +305,12 @@ class _Translator:
             return [AlterColumn(action.name)]
         if isinstance(action, exp.AddConstraint):
             return [key for item in action.expressions for key in self._add_constraint(item)]
-        if isinstance(action, exp.RenameIndex | exp.AlterIndex | exp.ForceProperty):
-            return []  # secondary keys are not kept; FORCE rebuilds the same rows
+        if isinstance(action, exp.RenameIndex):
+            return [RenameIndex(action.this.name, action.args["to"].name)]
+        if isinstance(action, exp.AlterIndex):
+            return [AlterIndex(action.this.name, bool(action.args.get("visible")))]
+        if isinstance(action, exp.ForceProperty):
+            return []  # FORCE rebuilds the same rows
         raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
 
     def _add_column(self, action: exp.ColumnDef) -> list[AlterAction]:
@@ -287,7 +320,7 @@ class _Translator:
         if spec.generated is not None:
             default = Default(expression=spec.generated)
         added = AddColumn(spec.column, first, after, bool(action.args.get("exists")), default)
-        return [added, AddPrimaryKey((spec.column.name,))] if spec.primary else [added]
+        return [added, *self._column_keys(spec)]
 
     def _change_column(self, action: exp.ModifyColumn) -> list[AlterAction]:
         definition = action.this
@@ -298,7 +331,17 @@ class _Translator:
         name = old_name.name if old_name is not None else spec.column.name
         first, after = _position(definition)
         change = ChangeColumn(name, spec.column, first, after, spec.generated, spec.charset)
-        return [change, AddPrimaryKey((spec.column.name,))] if spec.primary else [change]
+        return [change, *self._column_keys(spec)]
+
+    @staticmethod
+    def _column_keys(spec: _ColumnSpec) -> list[AlterAction]:
+        """The keys a column definition's PRIMARY KEY and UNIQUE attributes add."""
+        keys: list[AlterAction] = []
+        if spec.primary:
+            keys.append(AddPrimaryKey((spec.column.name,)))
+        if spec.unique:
+            keys.append(AddIndex(column_unique(spec.column.name)))
+        return keys
 
     def _alter_drop(self, action: exp.Drop) -> list[AlterAction]:
         kind = str(action.args.get("kind") or "").upper()
@@ -307,17 +350,23 @@ class _Translator:
             return [DropColumn(name, bool(action.args.get("exists"))) for name in names]
         if kind in ("INDEX", "KEY", "CONSTRAINT") and any(n.upper() == "PRIMARY" for n in names):
             return [DropPrimaryKey()]  # the primary key is the index named PRIMARY
-        if kind in ("INDEX", "KEY", "CONSTRAINT", "FOREIGN KEY", "CHECK"):
-            return []
+        exists = bool(action.args.get("exists"))
+        if kind in ("INDEX", "KEY", "CONSTRAINT"):
+            return [DropIndex(name, exists, constraint=kind == "CONSTRAINT") for name in names]
+        if kind in ("FOREIGN KEY", "CHECK"):
+            return []  # not kept
         raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
 
     def _add_constraint(self, item: exp.Expression) -> list[AlterAction]:
         key = self._primary_key(item)
         if key is not None:
             return [AddPrimaryKey(tuple(n for n, _ in key), tuple(p for _, p in key))]
+        spec = index_spec(item)
+        if spec is not None:
+            return [AddIndex(spec)]
         inner = item.expressions if isinstance(item, exp.Constraint) else [item]
         if all(isinstance(part, _SECONDARY_KEYS) for part in inner):
-            return []  # secondary keys, foreign keys and checks change no data
+            return []  # foreign keys, checks and keys on expressions are not kept
         raise self._unsupported(f"ALTER TABLE ... ADD {item.sql('mysql')}")
 
     def _alter_options(self, options: list[exp.Expression]) -> bool:
@@ -342,6 +391,7 @@ class _ColumnSpec(NamedTuple):
     default: Default | None
     generated: str | None
     charset: str | None
+    unique: bool = False
 
 
 #: The arguments of ALTER COLUMN SET/DROP DEFAULT and SET VISIBLE/INVISIBLE.

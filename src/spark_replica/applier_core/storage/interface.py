@@ -221,18 +221,55 @@ class Column:
     nullable: bool = True
 
 
+class IndexKind(enum.StrEnum):
+    """What a secondary key is, as CREATE TABLE names it (``INDEX`` and ``KEY`` are one)."""
+
+    INDEX = "INDEX"
+    UNIQUE = "UNIQUE"
+    FULLTEXT = "FULLTEXT"
+    SPATIAL = "SPATIAL"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPart:
+    """One key part: the column's position in the table, its prefix length (0: the whole
+    value) and whether it is sorted descending (``DESC``)."""
+
+    column: int
+    prefix: int = 0
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """A secondary key as the catalog keeps it: shown by SHOW INDEX and SHOW CREATE TABLE,
+    not used by the engines (a UNIQUE key is not enforced: the source checked its rows)."""
+
+    name: str
+    kind: IndexKind
+    parts: tuple[IndexPart, ...]
+    comment: str = ""
+    visible: bool = True
+
+    @property
+    def unique(self) -> bool:
+        return self.kind is IndexKind.UNIQUE
+
+
 @dataclass(frozen=True, slots=True)
 class TableDef:
-    """A table's definition: its columns and primary key.
+    """A table's definition: its columns, primary key and secondary keys.
 
     ``primary_key`` holds column indexes (empty: no primary key, the table is a multiset of
     whole rows); ``key_prefix`` the prefix length of each key column (0 = the whole value),
-    as in ``PRIMARY KEY (name(10))``.
+    as in ``PRIMARY KEY (name(10))``. ``indexes`` are the secondary keys in MySQL's order
+    (``storage.indexes.mysql_order``), which SHOW INDEX and SHOW CREATE TABLE follow.
     """
 
     columns: tuple[Column, ...]
     primary_key: tuple[int, ...] = ()
     key_prefix: tuple[int, ...] = ()
+    indexes: tuple[Index, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key_prefix:

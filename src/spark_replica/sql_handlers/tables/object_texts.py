@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from spark_replica.applier_core.storage.objects import ObjectKind, StoredObject
+from spark_replica.sql_handlers.tables.key_rows import quote
 from spark_replica.sql_handlers.tables.object_parts import event_parts, quote_string, routine_parts
-from spark_replica.sql_handlers.tables.replica_tables import quote
 from spark_replica.sql_handlers.tables.replica_types import type_info
 
 #: An event a replica received from its source, as SHOW CREATE EVENT names its status.

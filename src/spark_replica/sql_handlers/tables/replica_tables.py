@@ -18,9 +18,17 @@ from functools import cached_property
 
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.storage import TableDef, TableRef
+from spark_replica.applier_core.storage.indexes import column_keys
 from spark_replica.applier_core.storage.objects import ObjectKind, ObjectRef, StoredObject
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.tables import object_rows
+from spark_replica.sql_handlers.tables.key_rows import (
+    key_column_usage_rows,
+    key_lines,
+    quote,
+    statistics_rows,
+    table_constraints_rows,
+)
 from spark_replica.sql_handlers.tables.replica_types import CHARSET, COLLATION, type_info
 
 #: The ENGINE that SHOW CREATE TABLE and information_schema.TABLES name for replicated tables.
@@ -90,8 +98,8 @@ class ObjectRows:
 
 
 class InfoRows:
-    """The rows of information_schema SCHEMATA, TABLES, COLUMNS and STATISTICS, and of the
-    kept objects' tables (``objects``)."""
+    """The rows of information_schema SCHEMATA, TABLES, COLUMNS, STATISTICS,
+    TABLE_CONSTRAINTS and KEY_COLUMN_USAGE, and of the kept objects' tables (``objects``)."""
 
     def __init__(
         self,
@@ -100,12 +108,16 @@ class InfoRows:
         columns: Sequence[InfoRow] = (),
         statistics: Sequence[InfoRow] = (),
         objects: ObjectRows | None = None,
+        constraints: Sequence[InfoRow] = (),
+        key_usage: Sequence[InfoRow] = (),
     ) -> None:
         self.schemata = list(schemata)
         self.tables = list(tables)
         self.columns = list(columns)
         self.statistics = list(statistics)
         self.objects = objects or ObjectRows()
+        self.constraints = list(constraints)
+        self.key_usage = list(key_usage)
 
     @classmethod
     def of(cls, catalog: ReplicaCatalog) -> InfoRows:
@@ -113,12 +125,15 @@ class InfoRows:
         its row in TABLES)."""
         refs = sorted(catalog.definitions)
         views = [object_rows.view_table_row(v) for v in catalog.of_kind(ObjectKind.VIEW)]
+        defs = catalog.definitions
         return cls(
             [schemata_row(name) for name in catalog.databases],
             [tables_row(ref) for ref in refs] + views,
-            [row for ref in refs for row in columns_rows(ref, catalog.definitions[ref])],
-            [row for ref in refs for row in statistics_rows(ref, catalog.definitions[ref])],
+            [row for ref in refs for row in columns_rows(ref, defs[ref])],
+            [row for ref in refs for row in statistics_rows(ref, defs[ref])],
             ObjectRows.of(catalog),
+            [row for ref in refs for row in table_constraints_rows(ref, defs[ref])],
+            [row for ref in refs for row in key_column_usage_rows(ref, defs[ref])],
         )
 
     def merged(self, other: InfoRows) -> InfoRows:
@@ -136,6 +151,8 @@ class InfoRows:
             self.columns + fresh(other.columns),
             self.statistics + fresh(other.statistics),
             other.objects,  # the virtual schemas have no views, triggers, routines or events
+            self.constraints + fresh(other.constraints),
+            self.key_usage + fresh(other.key_usage),
         )
 
     @cached_property
@@ -191,7 +208,7 @@ def tables_row(ref: TableRef) -> InfoRow:
 def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
     """One row per column, ORDINAL_POSITION from 1. The catalog keeps no defaults: a column's
     DEFAULT is NULL (MySQL's for a nullable column without one; none for NOT NULL)."""
-    key = set(definition.primary_key)
+    keys = column_keys(definition.columns, definition.primary_key, definition.indexes)
     rows: list[InfoRow] = []
     for position, column in enumerate(definition.columns):
         info = type_info(column.type)
@@ -213,7 +230,7 @@ def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
                 "character_set_name": info.character_set_name,
                 "collation_name": info.collation_name,
                 "column_type": info.column_type,
-                "column_key": "PRI" if position in key else "",
+                "column_key": keys[position],
                 "extra": "",
                 "privileges": PRIVILEGES,
                 "column_comment": "",
@@ -222,35 +239,6 @@ def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
             }
         )
     return rows
-
-
-def statistics_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
-    """The PRIMARY key, one row per key column (SUB_PART: the prefix length, if any)."""
-    return [
-        {
-            "table_catalog": "def",
-            "table_schema": ref.schema,
-            "table_name": ref.table,
-            "non_unique": 0,
-            "index_schema": ref.schema,
-            "index_name": "PRIMARY",
-            "seq_in_index": sequence + 1,
-            "column_name": definition.columns[index].name,
-            "collation": "A",
-            "cardinality": None,
-            "sub_part": prefix or None,
-            "packed": None,
-            "nullable": "",
-            "index_type": "BTREE",
-            "comment": "",
-            "index_comment": "",
-            "is_visible": "YES",
-            "expression": None,
-        }
-        for sequence, (index, prefix) in enumerate(
-            zip(definition.primary_key, definition.key_prefix, strict=True)
-        )
-    ]
 
 
 def create_table_text(name: str, definition: TableDef) -> str:
@@ -273,19 +261,9 @@ def create_table_text(name: str, definition: TableDef) -> str:
         else:
             nullability = " DEFAULT NULL" if info.takes_default else ""
         lines.append(f"  {quote(column.name)} {info.column_type}{nullability}")
-    if definition.primary_key:
-        parts = [
-            quote(definition.columns[index].name) + (f"({prefix})" if prefix else "")
-            for index, prefix in zip(definition.primary_key, definition.key_prefix, strict=True)
-        ]
-        lines.append(f"  PRIMARY KEY ({','.join(parts)})")
+    lines += key_lines(definition)
     return (
         f"CREATE TABLE {quote(name)} (\n"
         + ",\n".join(lines)
         + f"\n) ENGINE={ENGINE} DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
     )
-
-
-def quote(identifier: str) -> str:
-    """An identifier in backticks, as SHOW CREATE TABLE quotes it."""
-    return "`" + identifier.replace("`", "``") + "`"

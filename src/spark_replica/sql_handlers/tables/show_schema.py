@@ -138,10 +138,14 @@ def show_columns(
 
 
 def show_index(view: InfoRows, db: str | None, table: str) -> ShowResult:
-    """SHOW INDEX FROM t [FROM db]: MySQL 8.4's fifteen columns, by key then position."""
+    """SHOW INDEX FROM t [FROM db]: MySQL 8.4's fifteen columns, in the table's key order
+    (PRIMARY first, then as the catalog keeps the keys), each key's parts by position."""
     key = _table(view, db, table)
     rows = view.statistics_rows.get(key, [])
-    ordered = sorted(rows, key=lambda r: (r["index_name"] != "PRIMARY", str(r["index_name"]),
+    first: dict[object, int] = {}
+    for row in rows:
+        first.setdefault(row["index_name"], len(first))
+    ordered = sorted(rows, key=lambda r: (r["index_name"] != "PRIMARY", first[r["index_name"]],
                                           _int(r["seq_in_index"])))  # fmt: skip
     return _INDEX, [tuple(row.get(name) for name in _INDEX_FIELDS) for row in ordered]
 

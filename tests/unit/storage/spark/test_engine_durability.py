@@ -473,3 +473,25 @@ def test_replicated_accounts_are_recorded_at_the_commit_point_and_found_after_a_
         assert list(third.accounts()) == [AccountName("reader", "%")]
     finally:
         third.close()
+
+
+def test_secondary_keys_are_recorded_and_found_after_a_restart(spark: Any, place: Any) -> None:
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.ddl("CREATE UNIQUE INDEX uv ON t (v(4) DESC)")
+    writer.ddl("ALTER TABLE n ADD KEY ab (a, b) COMMENT 'both', ADD FULLTEXT (b)")
+    writer.ddl("ALTER TABLE n RENAME INDEX ab TO ab2, ALTER INDEX ab INVISIBLE")
+    expected = {ref: engine.definition(ref) for ref in (T, N)}
+    assert [i.name for i in expected[N].indexes] == ["ab2", "b"]
+    engine.flush()
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert {ref: again.definition(ref) for ref in (T, N)} == expected
+        with pytest.raises(EngineError) as caught:
+            Writer(again, 9).ddl("ALTER TABLE t ADD INDEX UV (id)")
+        assert caught.value.code == 1061
+    finally:
+        again.close()

@@ -24,7 +24,14 @@ from typing import Protocol
 from spark_replica.applier_core.progress import GtidInterval
 from spark_replica.applier_core.storage.accounts import Accounts, no_accounts
 from spark_replica.applier_core.storage.ddl import Objects
-from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
+from spark_replica.applier_core.storage.interface import (
+    Column,
+    Index,
+    IndexKind,
+    IndexPart,
+    TableDef,
+    TableRef,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,22 +106,45 @@ class SparkStateStore(Protocol):
 
 
 def definition_to_json(definition: TableDef) -> str:
-    return json.dumps(
-        {
-            "columns": [[c.name, c.type, c.nullable] for c in definition.columns],
-            "primary_key": list(definition.primary_key),
-            "key_prefix": list(definition.key_prefix),
-        },
-        separators=(",", ":"),
-    )
+    """A definition as JSON. Secondary keys are ``[name, kind, parts, comment, visible]``
+    with parts ``[column position, prefix, descending]``; a table without any has no
+    ``indexes`` member, as definitions recorded before keys were kept."""
+    data: dict[str, object] = {
+        "columns": [[c.name, c.type, c.nullable] for c in definition.columns],
+        "primary_key": list(definition.primary_key),
+        "key_prefix": list(definition.key_prefix),
+    }
+    if definition.indexes:
+        data["indexes"] = [
+            [
+                i.name,
+                i.kind.value,
+                [[p.column, p.prefix, p.descending] for p in i.parts],
+                i.comment,
+                i.visible,
+            ]  # fmt: skip
+            for i in definition.indexes
+        ]
+    return json.dumps(data, separators=(",", ":"))
 
 
 def definition_from_json(text: str) -> TableDef:
     data = json.loads(text)
+    indexes = tuple(
+        Index(
+            name,
+            IndexKind(kind),
+            tuple(IndexPart(c, p, bool(d)) for c, p, d in parts),
+            comment,
+            bool(visible),
+        )  # fmt: skip
+        for name, kind, parts, comment, visible in data.get("indexes", ())
+    )
     return TableDef(
         tuple(Column(name, type_, bool(nullable)) for name, type_, nullable in data["columns"]),
         tuple(data["primary_key"]),
         tuple(data["key_prefix"]),
+        indexes,
     )
 
 
