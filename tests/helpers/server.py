@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,3 +52,25 @@ def connect(port: int, user: str = "root", password: str = ROOT_PASSWORD, **kwar
     return pymysql.connect(
         host="127.0.0.1", port=port, user=user, password=password, autocommit=True, **kwargs
     )
+
+
+#: Threads a running server keeps as long as it runs: its Spark query threads
+#: (``spark-query_N``) and its event loop's worker threads (``asyncio_N``).
+SERVER_THREADS = ("asyncio_", "spark-query")
+
+
+def no_leaks_but_a_servers() -> Iterator[None]:
+    """The body of a ``no_thread_leaks`` fixture for tests that share a module-scoped server:
+    any thread a test leaves behind fails it, except those the server keeps while it runs
+    (joined when it stops)."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [
+        t.name
+        for t in threading.enumerate()
+        if t not in before
+        and t.is_alive()
+        and not t.daemon
+        and not t.name.startswith(SERVER_THREADS)
+    ]
+    assert not leaked, f"threads left running: {leaked}"

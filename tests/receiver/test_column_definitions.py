@@ -8,7 +8,6 @@ not UTF-8 (``sakila.staff.picture``-like) as bytes, in the text and the binary p
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,10 +15,10 @@ import pymysql
 import pytest
 
 from spark_replica.server.storage import configured_components
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.live_source import caught_up, following, recorded
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
-from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at
-from tests.helpers.server import ROOT_PASSWORD, connect, running_server
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.server import ROOT_PASSWORD, connect, no_leaks_but_a_servers, running_server
 
 pytestmark = pytest.mark.spark
 
@@ -70,6 +69,12 @@ def _result(cursor: Any, query: str) -> tuple[list[tuple[object, ...]], list[tup
     return [_definition(f) for f in cursor._result.fields], rows
 
 
+@pytest.fixture(autouse=True)
+def no_thread_leaks() -> Iterator[None]:
+    """The module's server keeps its query threads as long as it runs."""
+    yield from no_leaks_but_a_servers()
+
+
 @pytest.fixture(scope="module")
 def replicated(
     spark: Any, mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
@@ -79,22 +84,12 @@ def replicated(
     mariadb.sql(f"DROP DATABASE IF EXISTS meta; CREATE DATABASE meta; {TABLE}; {ROWS}")
     root = tmp_path_factory.mktemp("column-definitions")
     with running_server(root / "data", configured_components) as server:
-        with connect(server.port) as conn, conn.cursor() as cursor:
-            cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-            cursor.execute(
-                f"CHANGE REPLICATION SOURCE TO {APPLIERS['csa']} FOR CHANNEL '{CHANNEL}'"
-            )
-            cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-            deadline = time.monotonic() + WAIT
-            while True:  # as a DBA would: until a query sees both rows
-                try:
-                    cursor.execute("SELECT COUNT(*) FROM meta.t")
-                    if cursor.fetchone()[0] == 2:
-                        break
-                except pymysql.err.ProgrammingError:  # 1146 until the table is there
-                    pass
-                assert time.monotonic() < deadline, "meta.t never reached the replica"
-                time.sleep(0.2)
+        with following(server.port, mariadb, "csa") as cursor:
+            caught_up(cursor, mariadb, WAIT)
+            recorded(cursor, mariadb, WAIT)  # the commit point queries read
+            # The server's query threads start here, with the module's server, not in a test.
+            cursor.execute("SELECT COUNT(*) FROM meta.t")
+            assert cursor.fetchone()[0] == 2
         yield server.port
 
 
@@ -147,36 +142,29 @@ def _mysql_connector(port: int, prepared: bool) -> object:
         conn.close()
 
 
-def _aiomysql(port: int, prepared: bool) -> object:
-    aiomysql = pytest.importorskip("aiomysql")
+def _async_driver(module: str) -> Any:
+    """The row read through an asyncio driver (aiomysql, asyncmy: the same API)."""
 
-    async def read() -> object:
-        conn = await aiomysql.connect(host="127.0.0.1", port=port, user="root",
-                                      password=ROOT_PASSWORD)  # fmt: skip
-        try:
-            async with conn.cursor() as cursor:
-                await cursor.execute("SELECT bl, vb, bin FROM meta.t WHERE id = 1")
-                return await cursor.fetchone()
-        finally:
-            conn.close()
+    def read(port: int, prepared: bool) -> object:
+        driver = pytest.importorskip(module)
 
-    return asyncio.run(read())
+        async def fetch() -> object:
+            conn = await driver.connect(host="127.0.0.1", port=port, user="root",
+                                        password=ROOT_PASSWORD)  # fmt: skip
+            try:
+                async with conn.cursor() as cursor:
+                    await cursor.execute("SELECT bl, vb, bin FROM meta.t WHERE id = 1")
+                    return await cursor.fetchone()
+            finally:
+                conn.close()
+
+        return asyncio.run(fetch())
+
+    return read
 
 
-def _asyncmy(port: int, prepared: bool) -> object:
-    asyncmy = pytest.importorskip("asyncmy")
-
-    async def read() -> object:
-        conn = await asyncmy.connect(host="127.0.0.1", port=port, user="root",
-                                     password=ROOT_PASSWORD)  # fmt: skip
-        try:
-            async with conn.cursor() as cursor:
-                await cursor.execute("SELECT bl, vb, bin FROM meta.t WHERE id = 1")
-                return await cursor.fetchone()
-        finally:
-            conn.close()
-
-    return asyncio.run(read())
+_aiomysql = _async_driver("aiomysql")
+_asyncmy = _async_driver("asyncmy")
 
 
 @pytest.mark.parametrize(

@@ -26,11 +26,10 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.live_source import caught_up, following
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
-from tests.helpers.replica_channel import CHANNEL, change_source_at, wait_applied
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.replica_channel import WAIT
 from tests.helpers.server import connect
 
 #: The canonical SELECT MySQL and MariaDB both print for ``v`` (as mysqldump writes views).
@@ -124,17 +123,10 @@ def servers(mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory) -> Itera
     mariadb.sql("DROP DATABASE IF EXISTS kept")
     for statement in OBJECTS:
         mariadb.sql(statement)
-    domain, server, last = (int(p) for p in mariadb.sql(
-        "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-    everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
     data = tmp_path_factory.mktemp("replica")
     with running_server(data, default_components(InMemoryEngine())) as replica:
-        with connect(replica.port) as conn, conn.cursor() as cursor:
-            cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-            cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-            status = wait_applied(cursor, everything)
-            assert (status["Last_SQL_Errno"], status["Last_SQL_Error"]) == (0, "")
-            cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
+        with following(replica.port, mariadb, "mta") as cursor:
+            caught_up(cursor, mariadb, WAIT)
         source = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
                                  password=MARIADB_ROOT_PASSWORD, database="kept")  # fmt: skip
         ours = connect(replica.port, database="kept")

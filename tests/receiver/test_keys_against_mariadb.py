@@ -18,12 +18,11 @@ import pymysql.cursors
 import pytest
 import sqlalchemy
 
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.live_source import caught_up, following
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
-from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, wait_applied
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.replica_channel import WAIT
 from tests.helpers.server import ROOT_PASSWORD, connect
 
 DB = "keys_db"
@@ -150,17 +149,8 @@ def test_replicated_keys_read_as_the_sources(
     mariadb.sql(f"DROP DATABASE IF EXISTS {DB}")
     for statement in SOURCE:
         mariadb.sql(statement)
-    domain, server, last = (int(p) for p in mariadb.sql(
-        "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-    everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
-    with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-        cursor.execute(f"CHANGE REPLICATION SOURCE TO {APPLIERS[applier]} "
-                       f"FOR CHANNEL '{CHANNEL}'")  # fmt: skip
-        cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-        status = wait_applied(cursor, everything)
-        assert (status["Last_SQL_Errno"], status["Last_SQL_Error"]) == (0, "")
-        cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
+    with following(port, mariadb, applier) as cursor:
+        caught_up(cursor, mariadb, WAIT)
     source = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
                              password=MARIADB_ROOT_PASSWORD)  # fmt: skip
     replica = connect(port)

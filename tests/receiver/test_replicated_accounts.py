@@ -14,11 +14,10 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
-from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, wait_applied
-from tests.helpers.server import READER, connect
+from tests.helpers.live_source import caught_up, following
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.replica_channel import CHANNEL, WAIT
+from tests.helpers.server import READER
 
 #: Run on the source, one statement at a time.
 SOURCE = (
@@ -131,18 +130,9 @@ def replicated(mariadb: MariaDB, port: int, request: pytest.FixtureRequest) -> I
     of the test's ``applier`` parameter."""
     for statement in SOURCE:
         mariadb.sql(statement)
-    domain, server, last = (int(p) for p in mariadb.sql(
-        "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-    everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
-    with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-        applier = APPLIERS[request.node.callspec.params["applier"]]
-        cursor.execute(f"CHANGE REPLICATION SOURCE TO {applier} FOR CHANNEL '{CHANNEL}'")
-        cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-        status = wait_applied(cursor, everything)
-        assert (status["Last_SQL_Errno"], status["Last_SQL_Error"]) == (0, "")
+    with following(port, mariadb, request.node.callspec.params["applier"]) as cursor:
+        caught_up(cursor, mariadb, WAIT)
         yield port
-        cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
 
 
 def _allowed(outcome: object) -> object:

@@ -11,13 +11,11 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.live_source import caught_up, following
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
-from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, wait_applied
-from tests.helpers.server import connect
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.replica_channel import WAIT
 
 #: One statement per entry, run in order on the source (the mariadb CLI's -e, one at a time,
 #: so routine bodies need no DELIMITER).
@@ -100,18 +98,8 @@ def test_every_statement_class_keeps_the_channel_running(
     mariadb.sql("DROP DATABASE IF EXISTS corpus")
     for statement in CORPUS:
         mariadb.sql(statement)
-    domain, server, last = (int(p) for p in mariadb.sql(
-        "SELECT @@gtid_binlog_pos").strip().split("-"))  # fmt: skip
-    everything = GtidSet.parse(f"{mariadb_uuid(domain, server)}:1-{last}")
-    with connect(port) as conn, conn.cursor() as cursor:
-        cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-        cursor.execute(f"CHANGE REPLICATION SOURCE TO {APPLIERS[applier]} "
-                       f"FOR CHANNEL '{CHANNEL}'")  # fmt: skip
-        cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-        status = wait_applied(cursor, everything)
-        assert (status["Last_SQL_Errno"], status["Last_SQL_Error"]) == (0, "")
-        assert status["Replica_SQL_Running"] == "Yes"
-        cursor.execute(f"STOP REPLICA FOR CHANNEL '{CHANNEL}'")
+    with following(port, mariadb, applier) as cursor:
+        caught_up(cursor, mariadb, WAIT)
     for table in TABLES:
         found = sorted(engine.rows(TableRef("corpus", table)), key=lambda r: r[0])  # type: ignore[arg-type,return-value]
         assert found == _source_rows(mariadb, table), table

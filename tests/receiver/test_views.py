@@ -5,7 +5,6 @@ MariaDB's answers, column names and values."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,10 +12,10 @@ import pymysql
 import pytest
 
 from spark_replica.server.storage import configured_components
-from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
+from tests.helpers.live_source import caught_up, following, recorded
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
-from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at
-from tests.helpers.server import connect, running_server
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.server import connect, no_leaks_but_a_servers, running_server
 
 pytestmark = pytest.mark.spark
 
@@ -50,6 +49,12 @@ QUERIES = (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_thread_leaks() -> Iterator[None]:
+    """The module's server keeps its query threads as long as it runs."""
+    yield from no_leaks_but_a_servers()
+
+
 @pytest.fixture(scope="module")
 def replica(
     spark: Any, mariadb: MariaDB, tmp_path_factory: pytest.TempPathFactory
@@ -59,21 +64,12 @@ def replica(
         mariadb.sql(statement)
     root = tmp_path_factory.mktemp("views")
     with running_server(root / "data", configured_components) as server:
-        with connect(server.port) as conn, conn.cursor() as cursor:
-            cursor.execute(change_source_at(mariadb.host, mariadb.port, REPL_USER, REPL_PASSWORD))
-            cursor.execute(f"CHANGE REPLICATION SOURCE TO {APPLIERS['csa']} "
-                           f"FOR CHANNEL '{CHANNEL}'")  # fmt: skip
-            cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-            deadline = time.monotonic() + WAIT
-            while True:  # as a DBA would: until the last row is there
-                try:
-                    cursor.execute("SELECT COUNT(*) FROM vshop.orders")
-                    if cursor.fetchone()[0] == 5:
-                        break
-                except pymysql.err.ProgrammingError:  # 1146 until the table is there
-                    pass
-                assert time.monotonic() < deadline, "vshop.orders never reached the replica"
-                time.sleep(0.2)
+        with following(server.port, mariadb, "csa") as cursor:
+            caught_up(cursor, mariadb, WAIT)
+            recorded(cursor, mariadb, WAIT)  # the commit point queries read
+            # The server's query threads start here, with the module's server, not in a test.
+            cursor.execute("SELECT COUNT(*) FROM vshop.orders")
+            assert cursor.fetchone()[0] == 5
         yield server.port
 
 

@@ -19,7 +19,13 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.server.storage import configured_components
-from tests.helpers.server import ROOT_PASSWORD, connect, running_server
+from tests.helpers.server import (
+    ROOT_PASSWORD,
+    SERVER_THREADS,
+    connect,
+    no_leaks_but_a_servers,
+    running_server,
+)
 from tests.unit.csa_apply.harness import copy_into_relay_log, generate
 
 pytestmark = pytest.mark.spark
@@ -32,8 +38,6 @@ CHANNEL = (
 SPEC = WorkloadSpec(tables=2, rows_per_table=40, transactions=200, seed=5)
 WAIT = 120.0
 JDBC_JAR = Path("/usr/share/java/mariadb-java-client.jar")
-#: The threads the module's server keeps as long as it runs.
-SERVER = ("asyncio_", "spark-query")
 
 
 @pytest.fixture(autouse=True)
@@ -42,14 +46,7 @@ def no_thread_leaks() -> Iterator[None]:
     its statements in its event loop's worker threads (``asyncio_N``); they live as long as
     the server and are joined when it stops (checked in ``replicated``). Any other thread a
     test leaves behind fails it."""
-    before = set(threading.enumerate())
-    yield
-    leaked = [
-        t.name
-        for t in threading.enumerate()
-        if t not in before and t.is_alive() and not t.daemon and not t.name.startswith(SERVER)
-    ]
-    assert not leaked, f"threads left running: {leaked}"
+    yield from no_leaks_but_a_servers()
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +73,7 @@ def replicated(
         engine = server.server.components.engine  # type: ignore[attr-defined]
         engine.flush()
         yield server.port, content
-    assert not [t.name for t in threading.enumerate() if t.name.startswith(SERVER)]
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(SERVER_THREADS)]
 
 
 def test_select_returns_the_replicated_rows(replicated: Any) -> None:
