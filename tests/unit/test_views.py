@@ -63,3 +63,20 @@ def test_a_view_over_a_dropped_table_is_1356() -> None:
         "View 'shop.stale' references invalid table(s) or column(s) or function(s) or "
         "definer/invoker of view lack rights to use them"
     )
+
+
+def test_a_view_calling_a_stored_function_is_1235_naming_it() -> None:
+    calls = _view("CREATE VIEW calls AS SELECT id, next_id(id) AS n FROM orders")
+    kept = {("shop", "next_id")}.__contains__
+    tree = sqlglot.parse_one("SELECT * FROM shop.calls", read="mysql")
+    with pytest.raises(ReplicaError) as caught:
+        to_spark_sql(tree, database="other", resolve=TABLES.get,
+                     views={TableRef("shop", "calls"): calls}.get, functions=kept)  # fmt: skip
+    assert (caught.value.code, caught.value.message) == (
+        1235, "This version of MySQL doesn't yet support 'calling the stored function "
+        "shop.next_id() in a query'")  # fmt: skip
+    direct = sqlglot.parse_one("SELECT shop.next_id(1)", read="mysql")
+    with pytest.raises(ReplicaError) as caught:
+        to_spark_sql(direct, database=None, resolve=TABLES.get, views=lambda ref: None,
+                     functions=kept)  # fmt: skip
+    assert caught.value.code == 1235

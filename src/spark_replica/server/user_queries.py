@@ -32,7 +32,7 @@ from spark_replica.server.column_defs import ColumnDefinitions
 from spark_replica.sql_handlers.query.column_meta import describe, origins
 from spark_replica.sql_handlers.query.interfaces import QueryEngine, RunningQuery, TableCatalog
 from spark_replica.sql_handlers.query.transpile import to_spark_sql
-from spark_replica.sql_handlers.query.views import view_lookup
+from spark_replica.sql_handlers.query.views import stored_functions, view_lookup
 
 #: Rows fetched from Spark per trip to a worker thread.
 FETCH_ROWS = 1000
@@ -83,11 +83,18 @@ async def run_user_query(
     that show a column of a table in ``catalog`` are described as that column."""
     tag = f"spark-replica-query-{connection}-{next(_tags)}"
     views = view_lookup(catalog) if catalog is not None else None
+    functions = stored_functions(catalog) if catalog is not None else None
 
     def start() -> RunningQuery:
         return queries.run(
             lambda resolve: (
-                to_spark_sql(expression, database=database, resolve=resolve, views=views).sql
+                to_spark_sql(
+                    expression,
+                    database=database,
+                    resolve=resolve,
+                    views=views,
+                    functions=functions,
+                ).sql
             ),
             tag,
         )

@@ -124,7 +124,7 @@ from sqlglot.helper import seq_get
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
-from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
+from spark_replica.sql_handlers.query.views import StoredFunctions, ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
 Resolver = Callable[[TableRef], str | None]
@@ -181,9 +181,11 @@ def to_spark_sql(
     database: str | None,
     resolve: Resolver,
     views: ViewLookup | None = None,
+    functions: StoredFunctions | None = None,
 ) -> SparkQuery:
     """``expression`` (one MySQL SELECT/UNION/WITH query) as Spark SQL over the views;
-    ``views`` gives the replicated views, whose references become their queries.
+    ``views`` gives the replicated views, whose references become their queries;
+    ``functions`` the stored functions kept, which a query cannot call (1235).
 
     Raises ``ReplicaError`` 1046 (a table without database and no current database), 1146
     (``resolve`` does not know a table), 1235 (a construct Spark cannot run), 1356 or 1462
@@ -192,7 +194,8 @@ def to_spark_sql(
     tree: exp.Expr = expression.copy()
     if views is not None:
         expand_views(tree, database or None, views, lambda ref: resolve(ref) is not None,
-                     _replicated_tables, _name_result_columns)  # fmt: skip
+                     _replicated_tables, _name_result_columns,
+                     functions or (lambda name: False))  # fmt: skip
     _name_result_columns(tree)
     tables = _replace_tables(tree, database or None, resolve)
     any_value_for_ungrouped(tree)
