@@ -126,6 +126,8 @@ class ReplicaSession(Session):
         self.affected_rows = 0
         #: The column definitions of the result being sent (``column_defs``).
         self.column_definitions = ColumnDefinitions()
+        #: (user, whether it is a local account), as last looked up (``_access``).
+        self._local_account: tuple[str | None, bool] = (None, False)
         # SHOW WARNINGS and friends report no warnings of their own (clients loop otherwise).
         self._reporting = True
         #: User-defined variables (@name), by lower-case name.
@@ -166,9 +168,14 @@ class ReplicaSession(Session):
 
     def _access(self) -> Access | None:
         """The replicated account this session runs as; None for a local account, which
-        reads every replicated table (``account_access``)."""
+        reads every replicated table (``account_access``). Whether the user is a local
+        account is looked up once per login (a metadata-store query), not per statement."""
         user = self.username
-        if user is None or self.context.role_of(user) is not None:
+        if user is None:
+            return None
+        if self._local_account[0] != user:
+            self._local_account = (user, self.context.role_of(user) is not None)
+        if self._local_account[1]:
             return None
         return Access.of(self.context.manager.components.engine, user, client_host.get())
 
