@@ -32,8 +32,6 @@ SCRIPTS = (
 )
 #: What the replica cannot answer yet, and why (each fails with 1105 and Spark's words).
 GAPS = {
-    "sakila.actor_info": "GROUP_CONCAT(DISTINCT ... ORDER BY another expression SEPARATOR) "
-    "becomes Spark's listagg, which refuses DISTINCT with a different ordering",
     "employees.v_full_departments": "calls a stored function (current_manager), which the "
     "replica keeps but does not run: 1235 naming it",
     "employees.v_full_employees": "calls a stored function (emp_dept_name): 1235 naming it",

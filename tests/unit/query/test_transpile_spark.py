@@ -287,6 +287,20 @@ def test_group_concat(run: Any) -> None:
     assert run(sql) == [("3;2;1", "0,1")]
 
 
+def test_group_concat_distinct_ordered_by_another_expression(run: Any) -> None:
+    """Spark's LISTAGG refuses DISTINCT with another ordering; MySQL keeps each value once,
+    in the order of the keys, skips NULLs and gives NULL for none (sakila's actor_info)."""
+    assert run("SELECT GROUP_CONCAT(DISTINCT name ORDER BY id DESC) FROM people") == [
+        ("Bob,alice",)
+    ]
+    sql = (
+        "SELECT p.id, GROUP_CONCAT(DISTINCT CONCAT(p.name, ':', (SELECT SUM(o2.amount) "
+        "FROM orders o2 WHERE o2.person_id = p.id)) ORDER BY o.id SEPARATOR '; ') "
+        "FROM people p LEFT JOIN orders o ON o.person_id = p.id GROUP BY p.id ORDER BY p.id"
+    )
+    assert run(sql) == [(1, "alice:12"), (2, None), (3, None)]
+
+
 def test_null_safe_equality_and_regexp(run: Any) -> None:
     assert run("SELECT id FROM people WHERE score <=> NULL") == [(2,)]
     assert run("SELECT NULL <=> NULL, 1 <=> NULL") == [(1, 0)]
