@@ -2,7 +2,8 @@
 MySQL's sakila (with its views, triggers, procedures and functions, a spatial column, a
 FULLTEXT table and a picture in a BLOB) and the employees database (test_db, cut to its first
 employees; tests/fixtures/sample_dbs/README.md), loaded with the mariadb CLI as their own
-instructions say; then a mariadb-dump of sakila (routines, triggers, events, executable
+instructions say (their tables' and columns' character sets and collations read as the
+source's); then a mariadb-dump of sakila (routines, triggers, events, executable
 comments, LOCK TABLES, DISABLE KEYS) dropped and loaded again. Both appliers end with the
 channel running and every table equal to the source's, row by row, and with the source's
 views, triggers and routines in the replica's catalog."""
@@ -23,6 +24,14 @@ SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "sample_dbs"
 SAKILA = (SAMPLES / "sakila" / "sakila-schema.sql", SAMPLES / "sakila" / "sakila-data.sql")
 EMPLOYEES = (SAMPLES / "employees" / "employees.sql", SAMPLES / "employees" / "objects.sql")
 WAIT = 300.0
+#: The character sets and collations of a database's tables and columns.
+CHARSETS = (
+    "SELECT TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_TYPE = 'BASE TABLE'",
+    "SELECT TABLE_NAME, COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME "
+    "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s",
+)
+VIEWS = "SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = %s"
 EVENT = ("CREATE EVENT sakila.forget_old_rentals ON SCHEDULE EVERY 1 DAY DISABLE "
          "DO DELETE FROM sakila.rental WHERE return_date < '2000-01-01'")  # fmt: skip
 
@@ -82,6 +91,13 @@ def test_sample_databases_loaded_live(
                 theirs.execute(f"SHOW TABLES FROM {database}")
                 cursor.execute(f"SHOW TABLES FROM {database}")
                 assert sorted(cursor.fetchall()) == sorted(theirs.fetchall())
+                theirs.execute(VIEWS, (database,))
+                views = {name for (name,) in theirs.fetchall()}
+                for query in CHARSETS:  # each table's and column's, as the source has them
+                    theirs.execute(query, (database,))
+                    cursor.execute(query, (database,))
+                    expected = sorted(r for r in theirs.fetchall() if r[0] not in views)
+                    assert sorted(cursor.fetchall()) == expected, query
     assert_same_as_source(source, engine, "sakila", "employees")
 
 

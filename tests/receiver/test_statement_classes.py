@@ -27,6 +27,9 @@ CORPUS = (
     "/*!40000 ALTER TABLE corpus.t ENABLE KEYS */",
     "/*!50610 ALTER TABLE corpus.t ENGINE=InnoDB */",
     "/*M!100100 ALTER TABLE corpus.t COMMENT 'only on MariaDB' */",
+    # Run by a MariaDB 10.5+ source, so by the replica too: the source's version decides.
+    "/*M!100100 CREATE TABLE corpus.on_mariadb (id INT PRIMARY KEY) */",
+    "/*!100500 CREATE TABLE corpus.since_10_5 (id INT PRIMARY KEY) */",
     "CREATE INDEX iv ON corpus.t (v)",
     "CREATE UNIQUE INDEX un USING BTREE ON corpus.t (n)",
     "ALTER TABLE corpus.t ADD INDEX ivn (v, n), ALGORITHM=INPLACE, LOCK=NONE",
@@ -77,7 +80,7 @@ CORPUS = (
     "CREATE TABLE corpus.t5 AS SELECT id, v FROM corpus.t WHERE id > 1",
     "INSERT INTO corpus.t5 VALUES (100, 'after')",
 )
-TABLES = ("t", "t3", "t5")
+TABLES = ("t", "t3", "t5", "on_mariadb", "since_10_5")
 
 
 def _source_rows(mariadb: MariaDB, table: str) -> list[tuple[Any, ...]]:

@@ -225,6 +225,9 @@ class _DroppingCatalog:
     def databases(self) -> list[str]:
         return ["shop"]
 
+    def database_collation(self, name: str) -> str:
+        return ""
+
     def tables(self) -> list[TableRef]:
         return [TableRef("shop", "gone"), TableRef("shop", "kept")]
 

@@ -65,7 +65,7 @@ def test_executable_comments_run_as_the_source_ran_them(
         ("RELEASE SAVEPOINT sp1", Effect.NONE),
         ("ROLLBACK TO SAVEPOINT sp1", Effect.NONE),
         ("SET @@session.sql_mode = 'ANSI'", Effect.NONE),
-        ("ALTER DATABASE d CHARACTER SET utf8mb4", Effect.NONE),
+        ("ALTER DATABASE d CHARACTER SET utf8mb4", Effect.DDL),
         ("INSTALL PLUGIN x SONAME 'x.so'", Effect.NONE),
         ("   ", Effect.NONE),
         ("CREATE OR REPLACE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER "

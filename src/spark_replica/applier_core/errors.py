@@ -52,6 +52,7 @@ class ErrorCode(enum.IntEnum):
     REPLICA_NOT_RUNNING = 1199
     BAD_REPLICA = 1200
     CONNECTION_METADATA = 1201
+    UNKNOWN_CHARACTER_SET = 1115
     LOCK_WAIT_TIMEOUT = 1205
     WRONG_ARGUMENTS = 1210
     WRONG_STRING_LENGTH = 1470
@@ -67,6 +68,8 @@ class ErrorCode(enum.IntEnum):
     NOT_SUPPORTED_YET = 1235
     SOURCE_FATAL_ERROR_READING_BINLOG = 1236
     INCORRECT_GLOBAL_LOCAL_VAR = 1238
+    COLLATION_CHARSET_MISMATCH = 1253
+    UNKNOWN_COLLATION = 1273
     BAD_REPLICA_UNTIL_COND = 1277
     UNTIL_COND_IGNORED = 1279
     WRONG_NAME_FOR_INDEX = 1280
@@ -230,6 +233,12 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "%-.16s command denied to user '%-.48s'@'%-.64s' for column '%-.192s' in table '%-.192s'",
     ),
     ErrorCode.NO_SUCH_TABLE: ("42S02", "Table '%-.192s.%-.192s' doesn't exist"),
+    ErrorCode.UNKNOWN_CHARACTER_SET: ("42000", "Unknown character set: '%-.64s'"),
+    ErrorCode.COLLATION_CHARSET_MISMATCH: (
+        "42000",
+        "COLLATION '%s' is not valid for CHARACTER SET '%s'",
+    ),
+    ErrorCode.UNKNOWN_COLLATION: ("HY000", "Unknown collation: '%-.64s'"),
     ErrorCode.NONEXISTING_TABLE_GRANT: (
         "42000",
         "There is no such grant defined for user '%-.48s' on host '%-.255s' on table '%-.192s'",

@@ -229,6 +229,8 @@ class ReplicaDatabase(Base, kw_only=True):
     __tablename__ = "replica_databases"
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: Its default collation (NULL: not known).
+    default_collation: Mapped[str | None] = mapped_column(String(64), default=None)
 
 
 class ReplicaTable(Base, kw_only=True):

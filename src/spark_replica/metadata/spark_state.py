@@ -58,6 +58,10 @@ class SparkStateRepository:
             counters = s.get(ReplicaEngineState, _STATE_ID)
             last_batch = counters.last_batch if counters else 0
             next_table_id = counters.next_table_id if counters else 1
+            collations = {}
+            for database in s.scalars(select(ReplicaDatabase)):
+                if database.default_collation:
+                    collations[database.name] = database.default_collation
             databases = frozenset(s.scalars(select(ReplicaDatabase.name)))
             tables = {}
             for row in s.scalars(select(ReplicaTable)):
@@ -92,6 +96,7 @@ class SparkStateRepository:
             next_table_id,
             MappingProxyType(objects),
             MappingProxyType(accounts),
+            MappingProxyType(collations),
         )
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
@@ -99,7 +104,14 @@ class SparkStateRepository:
             for name in before.databases - after.databases:
                 s.execute(delete(ReplicaDatabase).where(ReplicaDatabase.name == name))
             for name in after.databases - before.databases:
-                s.add(ReplicaDatabase(name=name))
+                s.add(ReplicaDatabase(name=name, default_collation=after.collations.get(name)))
+            for name in after.databases & before.databases:
+                if after.collations.get(name) != before.collations.get(name):
+                    s.execute(
+                        update(ReplicaDatabase)
+                        .where(ReplicaDatabase.name == name)
+                        .values(default_collation=after.collations.get(name))
+                    )
             old = {t.id: t for t in before.tables.values()}
             new = {t.id: t for t in after.tables.values()}
             gone = [table_id for table_id in old if table_id not in new]

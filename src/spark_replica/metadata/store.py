@@ -62,6 +62,7 @@ from spark_replica.metadata.models import (
     worker_row,
 )
 from spark_replica.metadata.spark_state import SparkStateRepository
+from spark_replica.metadata.upgrade import add_missing_columns
 
 GtidInterval = tuple[str, str, int, int]
 """One row of the executed GTID set: (source uuid, tag, interval start, interval end)."""
@@ -114,9 +115,11 @@ class MetadataStore(ChannelStore, VariableStore, SparkStateRepository):
     # -- schema -------------------------------------------------------------------------------
 
     def create_tables(self) -> None:
-        """Create every table that does not exist yet."""
+        """Create every table that does not exist yet, and add the columns that tables
+        written by an earlier version lack (``upgrade``)."""
         with self._transaction() as s:
             Base.metadata.create_all(s.connection())
+            add_missing_columns(s.connection(), Base.metadata)
 
     def destroy_tables(self) -> None:
         """Drop every table of the store, with its rows."""

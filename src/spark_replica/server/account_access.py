@@ -130,6 +130,9 @@ class VisibleCatalog:
     def databases(self) -> list[str]:
         return [name for name in self.catalog.databases() if self.grants.sees_database(name)]
 
+    def database_collation(self, name: str) -> str:
+        return self.catalog.database_collation(name)
+
     def tables(self) -> list[TableRef]:
         return [ref for ref in self.catalog.tables() if self.grants.sees_table(*ref)]
 

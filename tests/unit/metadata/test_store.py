@@ -664,7 +664,11 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
     orders = StoredTable(
         1,
         TableRef("shop", "orders"),
-        TableDef((Column("id", "int", False), Column("note", "varchar(10)")), (0,)),
+        TableDef(
+            (Column("id", "int", False), Column("note", "varchar(10)", True, "latin1_bin")),
+            (0,),
+            collation="latin1_swedish_ci",
+        ),
         generation=3,
         base=True,
         batches=(2**31, 2**31 + 1),
@@ -676,6 +680,7 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
         last_batch=2**31 + 1,
         gtids=((UUID_A, "", 1, 7),),
         next_table_id=3,
+        collations=MappingProxyType({"shop": "latin1_swedish_ci"}),
     )
     assert store.load_spark_state() == DurableState()
 
@@ -687,6 +692,7 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
         databases=frozenset({"shop"}),
         last_batch=2**31 + 2,
         gtids=((UUID_A, "", 1, 8),),
+        collations=MappingProxyType({"shop": "utf8mb4_bin"}),  # ALTER DATABASE
     )
     store.commit_spark_state(first, second)
     assert store.load_spark_state() == second

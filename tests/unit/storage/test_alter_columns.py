@@ -195,7 +195,6 @@ def test_new_columns_keep_their_default_generated_and_charset_clauses() -> None:
         "ALTER TABLE t DROP FOREIGN KEY fk, DROP CHECK c",
         "ALTER TABLE t ENGINE=InnoDB",
         "ALTER TABLE t COMMENT='x', ROW_FORMAT=DYNAMIC, AUTO_INCREMENT=10, KEY_BLOCK_SIZE=8",
-        "ALTER TABLE t DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci",
         "ALTER TABLE t ALGORITHM=INPLACE, LOCK=NONE",
         "ALTER TABLE t FORCE",
         "ALTER TABLE t ORDER BY v",
@@ -221,10 +220,10 @@ def test_convert_to_character_set_is_read_around_sqlglot() -> None:
     """sqlglot cannot read CONVERT TO: the clause is taken out and the rest parsed."""
     statement = "ALTER TABLE d.t CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, ADD c INT"
     assert parse_ddl(statement, None) == (
-        AlterTable(T, (AddColumn(Column("c", "INT")), ConvertCharset("utf8mb4"))),
+        AlterTable(T, (AddColumn(Column("c", "INT")), ConvertCharset("utf8mb4", "utf8mb4_bin"))),
     )
     assert parse_ddl("ALTER TABLE t CONVERT TO CHARSET latin1", "d") == (
-        AlterTable(T, (ConvertCharset("latin1"),)),
+        AlterTable(T, (ConvertCharset("latin1", "latin1_swedish_ci"),)),
     )
 
 
@@ -319,7 +318,7 @@ def test_names_resolve_against_the_table_before_the_statement() -> None:
 def test_modify_and_change_set_type_nullability_and_place() -> None:
     result = altered("ALTER TABLE t MODIFY a BIGINT NOT NULL AFTER c, CHANGE b bb TEXT FIRST")
     assert result.columns == (
-        Column("bb", "TEXT"),
+        Column("bb", "TEXT", collation="utf8mb4_0900_ai_ci"),
         Column("id", "INT", False),
         Column("c", "INT"),
         Column("a", "BIGINT", False),

@@ -694,10 +694,11 @@ def test_create_table_records_columns_and_key(db: StorageEngine) -> None:
     assert dataclasses.replace(found, indexes=()) == TableDef(
         (
             Column("id", "INT UNSIGNED", False),
-            Column("name", "VARCHAR(20)", False),
+            Column("name", "VARCHAR(20)", False, "utf8mb4_0900_ai_ci"),
             Column("d", "DECIMAL(10, 2)", True),
         ),
         (1, 0),
+        collation="utf8mb4_0900_ai_ci",
     )
     # Secondary keys in MySQL's order: UNIQUE before the others.
     assert [(i.name, i.kind.value, [p.column for p in i.parts]) for i in found.indexes] == [

@@ -6,12 +6,12 @@ DISABLE KEYS */`` from every mysqldump reload, MariaDB's ``/*M!100100 ... */``).
 source's version is at least NNNNN (a comment without a number always runs), ``/*M!NNNNNN
 body */`` only on MariaDB. What is left is sorted by ``effect``:
 
-* ``Effect.DDL``: the storage engine applies it to its data and catalog: tables, databases,
-  indexes, and the views, triggers, routines and events it keeps (``storage.objects``); DDL
+* ``Effect.DDL``: the storage engine applies it to its data and catalog: tables, databases
+  (ALTER DATABASE: their default character set and collation), indexes, and the views,
+  triggers, routines and events it keeps (``storage.objects``); DDL
   it cannot map it refuses with 1235 naming the construct.
 * ``Effect.NONE``: nothing the replica stores changes. Administrative statements (ANALYZE,
-  OPTIMIZE, REPAIR, CHECK, CHECKSUM TABLE, FLUSH), ALTER DATABASE (a default character set
-  and collation), locks (LOCK/UNLOCK TABLES, LOCK INSTANCE),
+  OPTIMIZE, REPAIR, CHECK, CHECKSUM TABLE, FLUSH), locks (LOCK/UNLOCK TABLES, LOCK INSTANCE),
   savepoints, SET statements a source logs, plugins and components, and the empty statement
   a comment not meant for this source leaves. A MySQL replica runs them to the same effect
   on its own tables, which for the replica's storage is none.
@@ -126,8 +126,6 @@ _NO_EFFECT = (
     "UNINSTALL",
     "DO",
     "RESET QUERY CACHE",
-    "ALTER DATABASE",
-    "ALTER SCHEMA",
 )
 #: Leading words of account statements.
 _ACCOUNTS = (

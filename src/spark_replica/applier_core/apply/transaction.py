@@ -26,6 +26,7 @@ from spark_replica.applier_core.binlog.versions import UNKNOWN_VERSION, SourceVe
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage import EngineError, EngineSession, RowChange, TableRef
 from spark_replica.applier_core.storage.accounts import redacted
+from spark_replica.applier_core.storage.collations import CharsetDefaults
 
 #: Events a row-based transaction may carry that change nothing (Table_map events are used
 #: by the decoder; Rows_query and ignorable events only inform).
@@ -158,7 +159,12 @@ class TransactionApplier:
         if opening is not None:  # MySQL's CREATE TABLE ... SELECT: its rows follow
             statement, self.explicit = statement[: opening.start()], True
         try:
-            self.session.apply_ddl(statement, event.db)
+            defaults = CharsetDefaults.of_source(
+                event.status.charset,
+                event.status.default_collation_for_utf8mb4,
+                mariadb=self.version.mariadb,
+            )
+            self.session.apply_ddl(statement, event.db, defaults)
         except EngineError as exc:
             # An account statement's passwords and hashes never reach an error message.
             query = redacted(event.query) if kind is Effect.ACCOUNT else event.query

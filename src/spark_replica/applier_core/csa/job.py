@@ -33,6 +33,7 @@ from typing import Protocol
 
 from spark_replica.applier_core.apply.errors import SourcePosition, channel_error
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
+from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.commit_order import CommitOrderFailed, CommitOrderGate
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.sessions import SessionPool
@@ -259,7 +260,8 @@ class Job:
         if session is None:
             session = self._session = self.env.sessions.acquire()
         session.begin(self.ref)
-        applier = TransactionApplier(session, self.trx.gtid_text, self._source_log)
+        version = SourceVersion.of_gtid_event(self.trx.gtid.original_server_version)
+        applier = TransactionApplier(session, self.trx.gtid_text, self._source_log, version)
         events = applier.apply_all(self.trx, EVENT_WAIT)
         if events is None:
             return self._ended_early()

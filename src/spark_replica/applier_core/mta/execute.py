@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from spark_replica.applier_core.apply.errors import SourcePosition
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
+from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.channels.status import NO_TRANSACTION
 from spark_replica.applier_core.commit_order import (
     CommitOrderDeadlock,
@@ -211,7 +212,8 @@ class TransactionRunner:
         session.begin(ref)
         if self.execution.conflicts is not None:
             self.execution.conflicts.register(ref, work.ticket)
-        applier = TransactionApplier(session, trx.gtid_text, trx.start.file)
+        version = SourceVersion.of_gtid_event(trx.gtid.original_server_version)
+        applier = TransactionApplier(session, trx.gtid_text, trx.start.file, version)
         if applier.apply_all(trx, EVENT_WAIT) is None:
             session.rollback()
             return self._ended_early(work)

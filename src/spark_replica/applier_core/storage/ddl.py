@@ -23,6 +23,7 @@ from spark_replica.applier_core.storage.accounts import (
     apply_account,
     no_accounts,
 )
+from spark_replica.applier_core.storage.collations import with_collations
 from spark_replica.applier_core.storage.ddl_convert import (
     Converter,
     Kind,
@@ -64,8 +65,21 @@ from spark_replica.applier_core.storage.objects import (
 
 @dataclass(frozen=True, slots=True)
 class CreateDatabase:
+    """CREATE DATABASE; ``collation``: its default (``storage.collations``), empty when not
+    known."""
+
     name: str
     if_not_exists: bool = False
+    collation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AlterDatabase:
+    """ALTER DATABASE ... CHARACTER SET/COLLATE: the database's new default ``collation``
+    (tables keep theirs)."""
+
+    name: str
+    collation: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +224,19 @@ class AlterIndex:
 
 @dataclass(frozen=True, slots=True)
 class ConvertCharset:
-    """CONVERT TO CHARACTER SET ``charset`` (lower case): text keeps its characters."""
+    """CONVERT TO CHARACTER SET ``charset`` (lower case) [COLLATE]: text keeps its
+    characters; the table and every text column take ``collation``."""
 
     charset: str
+    collation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TableCollation:
+    """[DEFAULT] CHARACTER SET/COLLATE of ALTER TABLE: the table's default ``collation``,
+    which columns added or redefined later without one take."""
+
+    collation: str
 
 
 AlterAction = (
@@ -228,6 +252,7 @@ AlterAction = (
     | RenameIndex
     | AlterIndex
     | ConvertCharset
+    | TableCollation
 )
 
 
@@ -245,6 +270,7 @@ class AlterTable:
 
 DdlOperation = (
     CreateDatabase
+    | AlterDatabase
     | DropDatabase
     | CreateTable
     | DropTable
@@ -275,6 +301,8 @@ class Catalog:
     #: The replicated accounts (``accounts``): they change with the transaction that carries
     #: the account statement, like the rest of the catalog.
     accounts: Accounts = field(default_factory=no_accounts)
+    #: Each database's default collation (``collations``), where it is known.
+    collations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def apply(self, operation: DdlOperation) -> Catalog:
         """The catalog after ``operation``; raises ``EngineError`` with MySQL's error when the
@@ -293,12 +321,14 @@ class Catalog:
         databases: frozenset[str] | None = None,
         tables: dict[TableRef, TableDef] | None = None,
         objects: dict[tuple[ObjectKind, str, str], StoredObject] | None = None,
+        collations: dict[str, str] | None = None,
     ) -> Catalog:
         return Catalog(
             self.databases if databases is None else databases,
             self.tables if tables is None else MappingProxyType(tables),
             self.objects if objects is None else MappingProxyType(objects),
             self.accounts,
+            self.collations if collations is None else MappingProxyType(collations),
         )
 
     def view(self, table: TableRef) -> StoredObject | None:
@@ -321,7 +351,15 @@ def _(op: CreateDatabase, catalog: Catalog) -> Catalog:
         if op.if_not_exists:
             return catalog
         raise EngineError.of(ErrorCode.DB_CREATE_EXISTS, op.name)
-    return catalog._with(databases=catalog.databases | {op.name})
+    collations = {**catalog.collations, op.name: op.collation} if op.collation else None
+    return catalog._with(databases=catalog.databases | {op.name}, collations=collations)
+
+
+@_apply.register
+def _(op: AlterDatabase, catalog: Catalog) -> Catalog:
+    if op.name not in catalog.databases:
+        raise EngineError.of(ErrorCode.BAD_DB_ERROR, op.name)
+    return catalog._with(collations={**catalog.collations, op.name: op.collation})
 
 
 @_apply.register
@@ -332,7 +370,8 @@ def _(op: DropDatabase, catalog: Catalog) -> Catalog:
         raise EngineError.of(ErrorCode.DB_DROP_EXISTS, op.name)
     tables = {ref: d for ref, d in catalog.tables.items() if ref.schema != op.name}
     objects = {key: o for key, o in catalog.objects.items() if o.ref.schema != op.name}
-    return catalog._with(catalog.databases - {op.name}, tables, objects)
+    collations = {name: c for name, c in catalog.collations.items() if name != op.name}
+    return catalog._with(catalog.databases - {op.name}, tables, objects, collations)
 
 
 @_apply.register
@@ -347,6 +386,8 @@ def _(op: CreateTable, catalog: Catalog) -> Catalog:
     if definition is None:
         assert op.like is not None
         definition = catalog.definition(op.like)
+    else:
+        definition = with_collations(definition, catalog.collations.get(op.table.schema, ""))
     return catalog._with(tables={**catalog.tables, op.table: definition})
 
 
@@ -718,16 +759,26 @@ class _Alteration:
 
     def _result(self, key: list[tuple[_Slot, int]], dropped_key: bool) -> AlteredTable:
         copy = self._copies(dropped_key)
-        charset = next((a.charset for a in self.op.actions if isinstance(a, ConvertCharset)), None)
+        convert = next((a for a in self.op.actions if isinstance(a, ConvertCharset)), None)
+        charset = convert.charset if convert is not None else None
         converters = tuple(self._converter(slot, copy, charset) for slot in self.slots)
         sources = tuple(slot.source for slot in self.slots)
         position = {id(slot): i for i, slot in enumerate(self.slots)}
         columns = tuple(slot.column for slot in self.slots)
-        definition = TableDef(
-            columns,
-            tuple(position[id(slot)] for slot, _ in key),
-            tuple(prefix for _, prefix in key),
-            self._secondary_keys(columns),
+        table_collation = next(
+            (a.collation for a in reversed(self.op.actions) if isinstance(a, TableCollation)),
+            self.old.collation,
+        )
+        definition = with_collations(
+            TableDef(
+                columns,
+                tuple(position[id(slot)] for slot, _ in key),
+                tuple(prefix for _, prefix in key),
+                self._secondary_keys(columns),
+                table_collation,
+            ),
+            "",
+            convert=convert.collation if convert is not None else "",
         )
         keeps = sources == tuple(range(len(self.old.columns))) and not any(converters)
         return AlteredTable(

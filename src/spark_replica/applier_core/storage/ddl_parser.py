@@ -15,6 +15,7 @@ silently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -28,12 +29,20 @@ from spark_replica.applier_core.storage.accounts import (
     is_account_statement,
     parse_account_statement,
 )
+from spark_replica.applier_core.storage.collations import (
+    BIN_OF_CHARSET,
+    SERVER_DEFAULTS,
+    CharsetDefaults,
+    charset_of,
+    is_text_type,
+)
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
     AddIndex,
     AddPrimaryKey,
     AlterAction,
     AlterColumn,
+    AlterDatabase,
     AlterIndex,
     AlterTable,
     ChangeColumn,
@@ -50,6 +59,7 @@ from spark_replica.applier_core.storage.ddl import (
     RenameColumn,
     RenameIndex,
     RenameTable,
+    TableCollation,
     TruncateTable,
     unsupported,
 )
@@ -75,8 +85,11 @@ from spark_replica.applier_core.storage.objects import parse_object_statement
 _MYSQL = Dialect.get_or_raise("mysql")
 
 
-def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
-    """The operations of one DDL statement; ``database`` resolves unqualified table names.
+def parse_ddl(
+    statement: str, database: str | None, defaults: CharsetDefaults = SERVER_DEFAULTS
+) -> tuple[DdlOperation, ...]:
+    """The operations of one DDL statement; ``database`` resolves unqualified table names,
+    ``defaults`` are the source's where the statement names no character set or collation.
 
     Raises:
         EngineError: 1064 when the statement does not parse, 1046 when a table name needs a
@@ -84,6 +97,9 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
     """
     if is_account_statement(statement):
         return parse_account_statement(statement, database)
+    altered = _parse_alter_database(statement, database, defaults)
+    if altered is not None:
+        return altered
     kept = parse_object_statement(statement, database)
     if kept is not None:
         return (kept,)
@@ -97,7 +113,7 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
         trees = _MYSQL.parser().parse(tokens, statement)
     except (ParseError, TokenError) as error:
         if _partition_clauses(tokens):  # sqlglot reads no partition maintenance
-            return _parse_alter_command(statement, tokens, database)
+            return _parse_alter_command(statement, tokens, database, defaults)
         raise _syntax_error(statement, error) from error
     found = [tree for tree in trees if tree is not None]
     if not found:
@@ -105,8 +121,43 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
     if len(found) > 1:
         raise unsupported("several statements in one DDL event", statement)
     if isinstance(found[0], exp.Command) and str(found[0].this).upper() == "ALTER":
-        return _parse_alter_command(statement, tokens, database)
-    return _Translator(statement, database).translate(found[0])
+        return _parse_alter_command(statement, tokens, database, defaults)
+    return _Translator(statement, database, defaults).translate(found[0])
+
+
+_ALTER_DATABASE = re.compile(r"\s*ALTER\s+(?:DATABASE|SCHEMA)\b(.*)", re.IGNORECASE | re.DOTALL)
+#: ALTER DATABASE's options (the name, when given, comes first).
+_DATABASE_OPTIONS = frozenset({"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "ENCRYPTION",
+                               "READ", "COMMENT", "UPGRADE"})  # fmt: skip
+_DATABASE_OPTION = re.compile(
+    r"(?:DEFAULT\s+)?(CHARACTER\s+SET|CHARSET|COLLATE)\s*=?\s*(`[^`]+`|'[^']+'|\w+)",
+    re.IGNORECASE,
+)
+
+
+def _parse_alter_database(
+    statement: str, database: str | None, defaults: CharsetDefaults
+) -> tuple[DdlOperation, ...] | None:
+    """ALTER DATABASE|SCHEMA [name] options: the new default collation when the options name
+    a character set or collation (other options, such as READ ONLY or ENCRYPTION, change
+    nothing the replica keeps); None for another statement."""
+    found = _ALTER_DATABASE.match(statement)
+    if found is None:
+        return None
+    rest = found.group(1).strip()
+    first = re.match(r"(`(?:[^`]|``)+`|\w+)", rest)
+    name = database
+    if first is not None and first.group(1).upper() not in _DATABASE_OPTIONS:
+        name = first.group(1).strip("`").replace("``", "`")
+        rest = rest[first.end() :]
+    options = {
+        ("COLLATE" if kind.upper() == "COLLATE" else "CHARSET"): value.strip("`'")
+        for kind, value in _DATABASE_OPTION.findall(rest)
+    }
+    if not name:
+        raise EngineError.of(ErrorCode.NO_DB_ERROR)
+    collation = defaults.resolve(options.get("CHARSET"), options.get("COLLATE"))
+    return (AlterDatabase(name, collation),) if collation else ()
 
 
 def _syntax_error(statement: str, error: ParseError | TokenError) -> EngineError:
@@ -119,9 +170,12 @@ def _syntax_error(statement: str, error: ParseError | TokenError) -> EngineError
 class _Translator:
     """sqlglot trees of one statement → operations."""
 
-    def __init__(self, statement: str, database: str | None) -> None:
+    def __init__(
+        self, statement: str, database: str | None, defaults: CharsetDefaults = SERVER_DEFAULTS
+    ) -> None:
         self.statement = statement
         self.database = database or None
+        self.defaults = defaults
 
     def translate(self, tree: exp.Expr) -> tuple[DdlOperation, ...]:
         if isinstance(tree, exp.Create):
@@ -149,16 +203,17 @@ class _Translator:
         kind = str(tree.args.get("kind", "")).upper()
         exists = bool(tree.args.get("exists"))
         target = tree.this
+        properties = tree.args.get("properties")
+        found = properties.expressions if properties else []
         if kind in ("DATABASE", "SCHEMA") and isinstance(target, exp.Table):
-            return CreateDatabase(target.name or target.db, exists)
+            collation = self._options_collation(found) or self.defaults.server
+            return CreateDatabase(target.name or target.db, exists, collation)
         if tree.args.get("replace"):
             raise self._unsupported(f"CREATE OR REPLACE {kind}")
         if kind != "TABLE":
             raise self._unsupported(f"CREATE {kind}")
         if tree.args.get("expression") is not None:
             raise self._unsupported("CREATE TABLE ... SELECT")
-        properties = tree.args.get("properties")
-        found = properties.expressions if properties else []
         if any(isinstance(p, exp.TemporaryProperty) for p in found):
             raise self._unsupported("CREATE TEMPORARY TABLE")
         like = next((p for p in found if isinstance(p, exp.LikeProperty)), None)
@@ -166,7 +221,14 @@ class _Translator:
             return CreateTable(self._table(target), None, exists, like=self._table(like.this))
         if not isinstance(target, exp.Schema):
             raise self._unsupported("CREATE TABLE without columns")
-        return CreateTable(self._table(target.this), self._definition(target), exists)
+        definition = replace(self._definition(target), collation=self._options_collation(found))
+        return CreateTable(self._table(target.this), definition, exists)
+
+    def _options_collation(self, options: list[exp.Expression]) -> str:
+        """The collation that CHARACTER SET and COLLATE options name ("" for none)."""
+        charset = next((o.name for o in options if isinstance(o, exp.CharacterSetProperty)), None)
+        collation = next((o.name for o in options if isinstance(o, exp.CollateProperty)), None)
+        return self.defaults.resolve(charset, collation) or ""
 
     def _definition(self, schema: exp.Schema) -> TableDef:
         columns: list[Column] = []
@@ -223,6 +285,8 @@ class _Translator:
         default: Default | None = None
         generated: str | None = None
         charset: str | None = None
+        collate: str | None = None
+        binary = False
         for constraint in item.args.get("constraints") or ():
             found = constraint.args.get("kind")
             if isinstance(found, exp.NotNullColumnConstraint):
@@ -241,7 +305,19 @@ class _Translator:
                 generated = f"AS {expression}" if paren else f"AS ({expression})"
             elif isinstance(found, exp.CharacterSetColumnConstraint):
                 charset = found.this.name.lower()
-        column = Column(item.name, kind.sql(dialect="mysql"), nullable)
+            elif isinstance(found, exp.CollateColumnConstraint):
+                collate = found.this.name
+            elif isinstance(found, exp.BinaryColumnConstraint):
+                binary = True
+        type_text = kind.sql(dialect="mysql")
+        collation = ""
+        if is_text_type(type_text):
+            collation = self.defaults.resolve(charset, collate) or ""
+            if kind.this in _NATIONAL and not collation:  # NCHAR, NATIONAL VARCHAR
+                collation = self.defaults.default_of("utf8mb3")
+            if binary and collate is None:
+                collation = f"{charset_of(collation)}_bin" if collation else BIN_OF_CHARSET
+        column = Column(item.name, type_text, nullable, collation)
         return _ColumnSpec(column, primary, default, generated, charset, unique)
 
     def _primary_key(self, item: exp.Expression) -> list[tuple[str, int]] | None:
@@ -281,7 +357,11 @@ class _Translator:
             else:
                 actions += self._alter_action(action)
         actions += extra
-        copy = self._alter_options(list(tree.args.get("options") or ()))
+        options = list(tree.args.get("options") or ())
+        collation = self._options_collation(options)
+        if collation:
+            actions.append(TableCollation(collation))
+        copy = self._alter_options(options)
         operations: list[DdlOperation] = []
         if actions or renamed is None:  # no actions: checks the table exists (1146)
             operations.append(AlterTable(table, tuple(actions), copy, self.statement))
@@ -394,6 +474,7 @@ class _ColumnSpec(NamedTuple):
     unique: bool = False
 
 
+_NATIONAL = (exp.DataType.Type.NCHAR, exp.DataType.Type.NVARCHAR)
 #: The arguments of ALTER COLUMN SET/DROP DEFAULT and SET VISIBLE/INVISIBLE.
 _ALTER_COLUMN_ARGS = frozenset({"this", "default", "drop", "visible"})
 _SECONDARY_KEYS = (
@@ -471,12 +552,12 @@ def _default(value: exp.Expression) -> Default:
 
 
 def _parse_alter_command(
-    statement: str, tokens: list[Token], database: str | None
+    statement: str, tokens: list[Token], database: str | None, defaults: CharsetDefaults
 ) -> tuple[DdlOperation, ...]:
     """ALTER TABLE that sqlglot keeps as text: its clauses sqlglot cannot read but that are
     understood here (CONVERT TO CHARACTER SET, ADD CHECK, ALTER CHECK, ENABLE/DISABLE KEYS)
     are taken out, and the rest is parsed again."""
-    translator = _Translator(statement, database)
+    translator = _Translator(statement, database, defaults)
     split = _alter_clauses(tokens)
     if split is None:
         raise translator._unsupported("this statement as replicated DDL")
@@ -489,7 +570,7 @@ def _parse_alter_command(
             text = statement[clause[0].start : clause[-1].end + 1]
             raise translator._unsupported(f"ALTER TABLE ... {text}")  # rows change unlogged
         if _is_convert(words):
-            extra.append(ConvertCharset(clause[_charset_at(words)].text.lower()))
+            extra.append(_convert(clause, words, defaults))
         elif not _is_no_op_clause(words):
             kept.append(clause)
     head = statement[: tokens[name_end - 1].end + 1]
@@ -534,6 +615,15 @@ def _alter_clauses(tokens: list[Token]) -> tuple[int, list[list[Token]]] | None:
 
 def _is_convert(words: list[str]) -> bool:
     return words[:2] == ["CONVERT", "TO"] and _charset_at(words) < len(words)
+
+
+def _convert(clause: list[Token], words: list[str], defaults: CharsetDefaults) -> ConvertCharset:
+    """CONVERT TO CHARACTER SET name [COLLATE [=] name]."""
+    at = _charset_at(words)
+    charset = clause[at].text.lower()
+    rest = [token.text for token in clause[at + 1 :] if token.text != "="]
+    collate = rest[1] if len(rest) > 1 and rest[0].upper() == "COLLATE" else None
+    return ConvertCharset(charset, defaults.resolve(charset, collate) or "")
 
 
 def _charset_at(words: list[str]) -> int:

@@ -24,6 +24,7 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_me
 
 if TYPE_CHECKING:
     from spark_replica.applier_core.storage.accounts import Accounts
+    from spark_replica.applier_core.storage.collations import CharsetDefaults
     from spark_replica.applier_core.storage.locks import LockManager
     from spark_replica.applier_core.storage.objects import StoredObject
 
@@ -214,11 +215,14 @@ class EngineError(ReplicaError):
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column as the engine's catalog knows it: name and MySQL type text."""
+    """A column as the engine's catalog knows it: name, MySQL type text, and for a text
+    column (CHAR, VARCHAR, TEXT, ENUM, SET) its collation (``storage.collations``; empty
+    for other types, and in a definition being parsed, where the table's applies)."""
 
     name: str
     type: str
     nullable: bool = True
+    collation: str = ""
 
 
 class IndexKind(enum.StrEnum):
@@ -264,12 +268,15 @@ class TableDef:
     whole rows); ``key_prefix`` the prefix length of each key column (0 = the whole value),
     as in ``PRIMARY KEY (name(10))``. ``indexes`` are the secondary keys in MySQL's order
     (``storage.indexes.mysql_order``), which SHOW INDEX and SHOW CREATE TABLE follow.
+    ``collation`` is the table's default collation (empty: not known, or in a definition
+    being parsed, the database's applies).
     """
 
     columns: tuple[Column, ...]
     primary_key: tuple[int, ...] = ()
     key_prefix: tuple[int, ...] = ()
     indexes: tuple[Index, ...] = ()
+    collation: str = ""
 
     def __post_init__(self) -> None:
         if not self.key_prefix:
@@ -333,8 +340,11 @@ class EngineSession(Protocol):
         """
         ...
 
-    def apply_ddl(self, statement: str, database: str | None) -> None:
-        """Check and stage a DDL statement (``database``: the Query event's default one).
+    def apply_ddl(
+        self, statement: str, database: str | None, defaults: CharsetDefaults = ...
+    ) -> None:
+        """Check and stage a DDL statement (``database``: the Query event's default one;
+        ``defaults``: the source's where the statement names no character set or collation).
 
         Raises:
             EngineError: MySQL's error for the statement (1007, 1008, 1049, 1050, 1051,
@@ -400,6 +410,10 @@ class StorageEngine(Protocol):
 
     def databases(self) -> list[str]:
         """The databases, sorted."""
+        ...
+
+    def database_collation(self, name: str) -> str:
+        """The default collation of database ``name`` ("" when not known)."""
         ...
 
     def tables(self) -> list[TableRef]:

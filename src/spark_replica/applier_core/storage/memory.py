@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.accounts import Accounts
+from spark_replica.applier_core.storage.collations import SERVER_DEFAULTS, CharsetDefaults
 from spark_replica.applier_core.storage.ddl import Catalog, DdlOperation, no_such_table, unsupported
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl
 from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
@@ -111,6 +112,9 @@ class InMemoryEngine:
 
     def databases(self) -> list[str]:
         return sorted(self._catalog.databases)
+
+    def database_collation(self, name: str) -> str:
+        return self._catalog.collations.get(name, "")
 
     def tables(self) -> list[TableRef]:
         return sorted(self._catalog.tables)
@@ -273,13 +277,15 @@ class InMemorySession:
             self._fail(trx, error)
             raise
 
-    def apply_ddl(self, statement: str, database: str | None) -> None:
+    def apply_ddl(
+        self, statement: str, database: str | None, defaults: CharsetDefaults = SERVER_DEFAULTS
+    ) -> None:
         trx = self._require(SessionState.ACTIVE)
         try:
             if self._stages:
                 raise unsupported("DDL after row changes in one transaction", statement)
             catalog = self._ddl_catalog or self._engine._catalog
-            operations = parse_ddl(statement, database)
+            operations = parse_ddl(statement, database, defaults)
             for operation in operations:
                 catalog = catalog.apply(operation)
         except BaseException as error:

@@ -18,6 +18,7 @@ from spark_replica.applier_core.binlog.rows.json_text import JsonText, parse_jso
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.accounts import AccountOperation
 from spark_replica.applier_core.storage.ddl import (
+    AlterDatabase,
     AlterTable,
     Catalog,
     CreateDatabase,
@@ -223,8 +224,9 @@ def _change_data(operation: object, catalog: Catalog, tables: dict[TableRef, Tab
     raise TypeError(f"not a DDL operation: {operation!r}")
 
 
-@_change_data.register
-def _(op: CreateDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+@_change_data.register(CreateDatabase)
+@_change_data.register(AlterDatabase)
+def _(op: CreateDatabase | AlterDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
     pass  # a database holds no data of its own
 
 

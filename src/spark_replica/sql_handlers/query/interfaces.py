@@ -20,6 +20,10 @@ class TableCatalog(Protocol):
         """The databases, sorted."""
         ...
 
+    def database_collation(self, name: str) -> str:
+        """The default collation of database ``name`` ("" when not known)."""
+        ...
+
     def tables(self) -> list[TableRef]:
         """The tables, sorted."""
         ...

@@ -18,6 +18,7 @@ from functools import cached_property
 
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.storage import TableDef, TableRef
+from spark_replica.applier_core.storage.collations import charset_of
 from spark_replica.applier_core.storage.indexes import column_keys
 from spark_replica.applier_core.storage.objects import ObjectKind, ObjectRef, StoredObject
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
@@ -29,7 +30,12 @@ from spark_replica.sql_handlers.tables.key_rows import (
     statistics_rows,
     table_constraints_rows,
 )
-from spark_replica.sql_handlers.tables.replica_types import CHARSET, COLLATION, type_info
+from spark_replica.sql_handlers.tables.replica_types import (
+    CHARSET,
+    COLLATION,
+    column_info,
+    type_info,
+)
 
 #: The ENGINE that SHOW CREATE TABLE and information_schema.TABLES name for replicated tables.
 ENGINE = "SparkSQL"
@@ -48,6 +54,8 @@ class ReplicaCatalog:
     databases: tuple[str, ...] = ()
     definitions: Mapping[TableRef, TableDef] = field(default_factory=dict)
     objects: tuple[StoredObject, ...] = ()
+    #: Each database's default collation, where known.
+    collations: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, catalog: TableCatalog | None) -> ReplicaCatalog:
@@ -61,7 +69,13 @@ class ReplicaCatalog:
             except ReplicaError:
                 continue  # dropped since tables() was read
         databases = set(catalog.databases()) | {ref.schema for ref in definitions}
-        return cls(tuple(sorted(databases)), definitions, tuple(catalog.objects()))
+        collations = {name: catalog.database_collation(name) for name in databases}
+        return cls(
+            tuple(sorted(databases)),
+            definitions,
+            tuple(catalog.objects()),
+            {name: found for name, found in collations.items() if found},
+        )
 
     def definition(self, schema: str, table: str) -> TableDef | None:
         return self.definitions.get(TableRef(schema, table))
@@ -127,8 +141,8 @@ class InfoRows:
         views = [object_rows.view_table_row(v) for v in catalog.of_kind(ObjectKind.VIEW)]
         defs = catalog.definitions
         return cls(
-            [schemata_row(name) for name in catalog.databases],
-            [tables_row(ref) for ref in refs] + views,
+            [schemata_row(name, catalog.collations.get(name, "")) for name in catalog.databases],
+            [tables_row(ref, defs[ref]) for ref in refs] + views,
             [row for ref in refs for row in columns_rows(ref, defs[ref])],
             [row for ref in refs for row in statistics_rows(ref, defs[ref])],
             ObjectRows.of(catalog),
@@ -179,17 +193,18 @@ def _grouped(rows: Iterable[InfoRow]) -> dict[tuple[str, str], list[InfoRow]]:
     return grouped
 
 
-def schemata_row(name: str) -> InfoRow:
+def schemata_row(name: str, collation: str = "") -> InfoRow:
+    """``collation``: the database's default ("": not known, the server's shown)."""
     return {
         "catalog_name": "def",
         "schema_name": name,
-        "default_character_set_name": CHARSET,
-        "default_collation_name": COLLATION,
+        "default_character_set_name": charset_of(collation) if collation else CHARSET,
+        "default_collation_name": collation or COLLATION,
         "sql_path": None,
     }
 
 
-def tables_row(ref: TableRef) -> InfoRow:
+def tables_row(ref: TableRef, definition: TableDef | None = None) -> InfoRow:
     """Statistics (TABLE_ROWS, DATA_LENGTH, times) are NULL: the catalog does not keep them."""
     return {
         "table_catalog": "def",
@@ -199,7 +214,7 @@ def tables_row(ref: TableRef) -> InfoRow:
         "engine": ENGINE,
         "version": "10",
         "row_format": "Dynamic",
-        "table_collation": COLLATION,
+        "table_collation": (definition.collation if definition else "") or COLLATION,
         "create_options": "",
         "table_comment": "",
     }
@@ -211,7 +226,7 @@ def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
     keys = column_keys(definition.columns, definition.primary_key, definition.indexes)
     rows: list[InfoRow] = []
     for position, column in enumerate(definition.columns):
-        info = type_info(column.type)
+        info = column_info(column)
         rows.append(
             {
                 "table_catalog": "def",
@@ -250,20 +265,28 @@ def create_table_text(name: str, definition: TableDef) -> str:
       `id` int NOT NULL,
       PRIMARY KEY (`id`)
     ) ENGINE=SparkSQL DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci
+
+    A text column whose collation is not the table's shows its character set and collation
+    (``CHARACTER SET latin1 COLLATE latin1_bin``).
     """
+    table_collation = definition.collation or COLLATION
     lines = []
     for column in definition.columns:
         info = type_info(column.type)
+        charset = ""
+        if column.collation and column.collation != table_collation:
+            charset = f" CHARACTER SET {charset_of(column.collation)} COLLATE {column.collation}"
         if not column.nullable:
             nullability = " NOT NULL"
         elif info.data_type == "timestamp":
             nullability = " NULL DEFAULT NULL"
         else:
             nullability = " DEFAULT NULL" if info.takes_default else ""
-        lines.append(f"  {quote(column.name)} {info.column_type}{nullability}")
+        lines.append(f"  {quote(column.name)} {info.column_type}{charset}{nullability}")
     lines += key_lines(definition)
     return (
         f"CREATE TABLE {quote(name)} (\n"
         + ",\n".join(lines)
-        + f"\n) ENGINE={ENGINE} DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
+        + f"\n) ENGINE={ENGINE} DEFAULT CHARSET={charset_of(table_collation)}"
+        + f" COLLATE={table_collation}"
     )

@@ -14,8 +14,11 @@ https://dev.mysql.com/doc/refman/8.4/en/information-schema-columns-table.html
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+
+from spark_replica.applier_core.storage import Column
+from spark_replica.applier_core.storage.collations import charset_of, max_bytes
 
 CHARSET = "utf8mb4"
 COLLATION = "utf8mb4_0900_ai_ci"
@@ -79,6 +82,24 @@ class TypeInfo:
     def takes_default(self) -> bool:
         """False for BLOB, TEXT, JSON and spatial types (no ``DEFAULT NULL`` shown)."""
         return self.data_type not in _NO_DEFAULT
+
+
+def column_info(column: Column) -> TypeInfo:
+    """``type_info`` of the column's type with its own character set and collation (those
+    of ``type_info`` when the catalog has none)."""
+    info = type_info(column.type)
+    if not column.collation or info.character_set_name is None:
+        return info
+    charset = charset_of(column.collation)
+    octets = info.character_octet_length
+    if info.data_type not in _LOBS and info.character_maximum_length is not None:
+        octets = info.character_maximum_length * max_bytes(charset)
+    return replace(
+        info,
+        character_set_name=charset,
+        collation_name=column.collation,
+        character_octet_length=octets,
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -24,6 +24,7 @@ from typing import get_args
 
 from spark_replica.applier_core.storage.accounts import AccountOperation
 from spark_replica.applier_core.storage.ddl import (
+    AlterDatabase,
     AlterTable,
     Catalog,
     CreateDatabase,
@@ -39,7 +40,7 @@ from spark_replica.applier_core.storage.objects import AlterObject, CreateObject
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
 #: Operations that change only the recorded state: kept objects and accounts.
-_STATE_ONLY = (CreateObject, DropObject, AlterObject, *get_args(AccountOperation))
+_STATE_ONLY = (AlterDatabase, CreateObject, DropObject, AlterObject, *get_args(AccountOperation))
 
 
 @dataclass(slots=True)
@@ -74,12 +75,19 @@ def apply_ddl(
 
 def _catalog(state: DurableState) -> Catalog:
     tables = {ref: t.definition for ref, t in state.tables.items()}
-    return Catalog(state.databases, MappingProxyType(tables), state.objects, state.accounts)
+    return Catalog(
+        state.databases, MappingProxyType(tables), state.objects, state.accounts, state.collations
+    )
 
 
 def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
     catalog = _change_files(op, outcome)
-    outcome.state = replace(outcome.state, objects=catalog.objects, accounts=catalog.accounts)
+    outcome.state = replace(
+        outcome.state,
+        objects=catalog.objects,
+        accounts=catalog.accounts,
+        collations=catalog.collations,
+    )
 
 
 def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:

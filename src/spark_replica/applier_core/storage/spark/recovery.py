@@ -39,7 +39,13 @@ def recover(
     """Remove unrecorded files under ``root``; the catalog and tables of ``state``."""
     remove_unrecorded(files, root, state)
     definitions = {ref: t.definition for ref, t in state.tables.items()}
-    catalog = Catalog(state.databases, MappingProxyType(definitions), state.objects, state.accounts)
+    catalog = Catalog(
+        state.databases,
+        MappingProxyType(definitions),
+        state.objects,
+        state.accounts,
+        state.collations,
+    )
     tables = {ref: load_table(spark, root, stored) for ref, stored in state.tables.items()}
     return catalog, tables
 

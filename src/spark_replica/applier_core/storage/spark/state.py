@@ -82,6 +82,8 @@ class DurableState:
     objects: Objects = field(default_factory=lambda: MappingProxyType({}))
     #: The replicated accounts (``storage.accounts``), recorded at the same commit points.
     accounts: Accounts = field(default_factory=no_accounts)
+    #: Each database's default collation, where known (``storage.collations``).
+    collations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def with_tables(
         self, tables: Mapping[TableRef, StoredTable], **changes: object
@@ -106,14 +108,18 @@ class SparkStateStore(Protocol):
 
 
 def definition_to_json(definition: TableDef) -> str:
-    """A definition as JSON. Secondary keys are ``[name, kind, parts, comment, visible]``
-    with parts ``[column position, prefix, descending]``; a table without any has no
-    ``indexes`` member, as definitions recorded before keys were kept."""
+    """A definition as JSON. Columns are ``[name, type, nullable]`` and a text column's
+    collation; the table's default collation is ``collation``. Secondary keys are
+    ``[name, kind, parts, comment, visible]`` with parts ``[column position, prefix,
+    descending]``; a table without any has no ``indexes`` member, as definitions recorded
+    before keys were kept."""
     data: dict[str, object] = {
-        "columns": [[c.name, c.type, c.nullable] for c in definition.columns],
+        "columns": [_column_to_json(c) for c in definition.columns],
         "primary_key": list(definition.primary_key),
         "key_prefix": list(definition.key_prefix),
     }
+    if definition.collation:
+        data["collation"] = definition.collation
     if definition.indexes:
         data["indexes"] = [
             [
@@ -141,11 +147,21 @@ def definition_from_json(text: str) -> TableDef:
         for name, kind, parts, comment, visible in data.get("indexes", ())
     )
     return TableDef(
-        tuple(Column(name, type_, bool(nullable)) for name, type_, nullable in data["columns"]),
+        tuple(
+            Column(name, type_, bool(nullable), *rest)
+            for name, type_, nullable, *rest in data["columns"]
+        ),
         tuple(data["primary_key"]),
         tuple(data["key_prefix"]),
         indexes,
+        data.get("collation", ""),
     )
+
+
+def _column_to_json(column: Column) -> list[object]:
+    """``[name, type, nullable]``, then the collation of a text column."""
+    found: list[object] = [column.name, column.type, column.nullable]
+    return [*found, column.collation] if column.collation else found
 
 
 def batches_to_text(batches: tuple[int, ...]) -> str:
