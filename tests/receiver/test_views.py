@@ -1,7 +1,10 @@
-"""Replicated views answer like the source's: views created on a real MariaDB (a column
-list, a join with an aggregate, a view over a view, unqualified tables, ALTER VIEW and
-CREATE OR REPLACE VIEW) are queried through the replica (Spark engine) and compared with
-MariaDB's answers, column names and values."""
+"""Replicated views and stored functions answer like the source's: views created on a real
+MariaDB (a column list, a join with an aggregate, a view over a view, unqualified tables,
+ALTER VIEW and CREATE OR REPLACE VIEW) and stored functions (DECLARE with DEFAULT, SET of
+local and user variables, RETURN; scalar subqueries, COUNT over no rows, LIMIT 1, calls of
+other functions in a DEFAULT and in a subquery, RETURNS truncating, no arguments), called
+from queries and from a view, are queried through the replica (Spark engine) and compared
+with MariaDB's answers, column names and values, errors included."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from tests.helpers.live_source import caught_up, following, recorded
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
 from tests.helpers.mariadb import MariaDB
 from tests.helpers.server import connect, no_leaks_but_a_servers, running_server
+from tests.helpers.source_compare import source_connection
 
 pytestmark = pytest.mark.spark
 
@@ -37,6 +41,28 @@ SOURCE = (
     "CREATE OR REPLACE VIEW vshop.cheap (item_id, item_name) AS SELECT id, name "
     "FROM vshop.items WHERE price <= 0.75",
     "INSERT INTO vshop.orders VALUES (5, 2, 3)",
+    "INSERT INTO vshop.items VALUES (4, 'kiwi', 1.25)",
+)
+#: Stored functions, each sent as one statement (no DELIMITER: the client sends it whole).
+FUNCTIONS = (
+    "CREATE FUNCTION vshop.item_name(i INT) RETURNS VARCHAR(20) READS SQL DATA "
+    "RETURN (SELECT name FROM items WHERE id = i)",
+    "CREATE FUNCTION vshop.best_item() RETURNS INT READS SQL DATA BEGIN "
+    "DECLARE best INT DEFAULT 0; "
+    "SET best = (SELECT item FROM orders GROUP BY item ORDER BY SUM(qty) DESC LIMIT 1); "
+    "RETURN best; END",
+    "CREATE FUNCTION vshop.sold(i INT) RETURNS INT READS SQL DATA BEGIN "
+    "DECLARE n INT; SET n = (SELECT COUNT(*) FROM orders WHERE item = i); "
+    "SET @last_item = i; "
+    "RETURN n * 10 + (SELECT SUM(qty) FROM orders WHERE item = i); END",
+    "CREATE FUNCTION vshop.label(i INT) RETURNS CHAR(6) READS SQL DATA BEGIN "
+    "DECLARE nm VARCHAR(20) DEFAULT item_name(i); RETURN CONCAT(UPPER(nm), '!'); END",
+    "CREATE FUNCTION vshop.item_of_qty(q INT) RETURNS VARCHAR(20) READS SQL DATA "
+    "RETURN (SELECT item_name(item) FROM orders WHERE qty = q LIMIT 1)",
+    "CREATE FUNCTION vshop.branchy(i INT) RETURNS INT DETERMINISTIC BEGIN "
+    "IF i > 1 THEN RETURN 1; END IF; RETURN 0; END",
+    "CREATE VIEW vshop.item_report AS SELECT id, item_name(id) AS nm, sold(id) AS s, "
+    "label(id) AS l FROM items",
 )
 QUERIES = (
     "SELECT * FROM vshop.cheap ORDER BY item_id",
@@ -46,6 +72,13 @@ QUERIES = (
     "SELECT c.item_name, s.sold FROM vshop.cheap c JOIN vshop.sales s ON s.name = c.item_name "
     "ORDER BY 1",
     "SELECT vshop.later.id FROM vshop.later WHERE id > 2 ORDER BY 1",
+    "SELECT * FROM vshop.item_report ORDER BY id",
+    "SELECT id, vshop.item_name(id) AS n, vshop.label(id + 0) AS l FROM vshop.items "
+    "ORDER BY id",
+    "SELECT vshop.best_item() AS b, vshop.item_name(3) AS n",
+    "SELECT o.id, vshop.item_of_qty(o.qty) AS t FROM vshop.orders o ORDER BY o.id",
+    "SELECT id FROM vshop.items WHERE vshop.sold(id) > 10 ORDER BY id",
+    "USE vshop; SELECT label(id) AS l, COUNT(*) AS c FROM items GROUP BY label(id) ORDER BY 1",
 )
 
 
@@ -62,6 +95,10 @@ def replica(
     """The replica server (Spark engine, on the test run's SparkSession) with ``vshop``."""
     for statement in SOURCE:
         mariadb.sql(statement)
+    with source_connection(mariadb) as conn, conn.cursor() as cursor:
+        cursor.execute("USE vshop")
+        for statement in FUNCTIONS:
+            cursor.execute(statement)
     root = tmp_path_factory.mktemp("views")
     with running_server(root / "data", configured_components) as server:
         with following(server.port, mariadb, "csa") as cursor:
@@ -74,6 +111,9 @@ def replica(
 
 
 def _answer(cursor: Any, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    *uses, query = query.split("; ")
+    for use in uses:
+        cursor.execute(use)
     cursor.execute(query)
     return [d[0] for d in cursor.description], [tuple(r) for r in cursor.fetchall()]
 
@@ -87,3 +127,26 @@ def test_views_answer_as_the_source(replica: int, mariadb: MariaDB, query: str) 
             assert _answer(ours, query) == _answer(theirs, query)
     finally:
         source.close()
+
+
+def test_a_wrong_number_of_arguments_is_the_sources_error(replica: int, mariadb: MariaDB) -> None:
+    query = "SELECT vshop.item_name(1, 2)"
+    with source_connection(mariadb) as source, source.cursor() as theirs:
+        with pytest.raises(pymysql.err.OperationalError) as expected:
+            theirs.execute(query)
+    with connect(replica) as conn, conn.cursor() as ours:
+        with pytest.raises(pymysql.err.OperationalError) as found:
+            ours.execute(query)
+    assert found.value.args == expected.value.args
+    assert found.value.args[0] == 1318
+
+
+def test_a_body_a_query_cannot_compute_is_refused_naming_it(replica: int) -> None:
+    with connect(replica) as conn, conn.cursor() as cursor:
+        with pytest.raises(pymysql.err.NotSupportedError) as refused:
+            cursor.execute("SELECT vshop.branchy(2)")
+    assert refused.value.args == (
+        1235,
+        "This version of MySQL doesn't yet support 'calling the stored function "
+        "vshop.branchy() in a query, with IF in its body'",
+    )

@@ -70,6 +70,7 @@ class ErrorCode(enum.IntEnum):
     INCORRECT_GLOBAL_LOCAL_VAR = 1238
     COLLATION_CHARSET_MISMATCH = 1253
     UNKNOWN_COLLATION = 1273
+    SP_WRONG_NO_OF_ARGS = 1318
     BAD_REPLICA_UNTIL_COND = 1277
     UNTIL_COND_IGNORED = 1279
     WRONG_NAME_FOR_INDEX = 1280
@@ -239,6 +240,10 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
         "COLLATION '%s' is not valid for CHARACTER SET '%s'",
     ),
     ErrorCode.UNKNOWN_COLLATION: ("HY000", "Unknown collation: '%-.64s'"),
+    ErrorCode.SP_WRONG_NO_OF_ARGS: (
+        "42000",
+        "Incorrect number of arguments for %s %s; expected %u, got %u",
+    ),
     ErrorCode.NONEXISTING_TABLE_GRANT: (
         "42000",
         "There is no such grant defined for user '%-.48s' on host '%-.255s' on table '%-.192s'",

@@ -60,6 +60,8 @@ from spark_replica.sql_handlers.gtid_next import SessionGtid, Verdict
 from spark_replica.sql_handlers.parser.statements import ShowRelaylogEvents, ShowReplicaStatus
 from spark_replica.sql_handlers.processlist import ClientThread, processlist
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.query.routines import calls_kept_function
+from spark_replica.sql_handlers.query.views import stored_functions
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_objects import KINDS as SHOW_OBJECT_KINDS
 from spark_replica.sql_handlers.tables.show_objects import show_objects
@@ -356,6 +358,8 @@ class ReplicaSession(Session):
         """SELECT without tables (``SELECT 1``); the executor's failures as MySQL errors.
         WAIT_FOR_EXECUTED_GTID_SET calls are waited for first, off the event loop."""
         if reads_no_table(q.expression):
+            if self._calls_kept_function(q.expression):
+                return await q.next()  # a stored function runs on Spark (query)
             for wait in waits(q.expression):
                 result = await wait_executed(self.context.manager.executed, wait)
                 q.expression = wait.answer(q.expression, result)
@@ -380,6 +384,8 @@ class ReplicaSession(Session):
         if access is not None and isinstance(expression, exp.Query):
             access.check_select(expression, self.database, self._columns_of)
         queries = self.context.queries
+        if not tables and self._calls_kept_function(expression):
+            tables = [exp.to_table("dual")]  # no table, but Spark computes the functions
         if isinstance(expression, exp.Query) and tables and queries is not None:
             connection = self._connection.connection_id if self._connection else 0
             return await run_user_query(queries, expression, self.database, connection,
@@ -393,6 +399,14 @@ class ReplicaSession(Session):
         if isinstance(expression, exp.Command | exp.Alias) or not isinstance(expression, exp.Query):
             raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, _near(sql), 1)
         return [], []
+
+    def _calls_kept_function(self, expression: exp.Expression) -> bool:
+        catalog = self.context.tables
+        if catalog is None or not isinstance(expression, exp.Query):
+            return False
+        if expression.find(exp.Anonymous) is None:  # no call of a function sqlglot lacks
+            return False
+        return calls_kept_function(expression, self.database, stored_functions(catalog))
 
     async def use(self, database: str) -> None:
         """USE db / COM_INIT_DB: 1049 for a database that does not exist, as MySQL answers."""

@@ -127,7 +127,8 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
 from spark_replica.sql_handlers.query.group_concat import distinct_with_other_order
-from spark_replica.sql_handlers.query.views import StoredFunctions, ViewLookup, expand_views
+from spark_replica.sql_handlers.query.routines import FunctionLookup, inline_functions
+from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
 Resolver = Callable[[TableRef], str | None]
@@ -184,22 +185,28 @@ def to_spark_sql(
     database: str | None,
     resolve: Resolver,
     views: ViewLookup | None = None,
-    functions: StoredFunctions | None = None,
+    functions: FunctionLookup | None = None,
 ) -> SparkQuery:
     """``expression`` (one MySQL SELECT/UNION/WITH query) as Spark SQL over the views;
     ``views`` gives the replicated views, whose references become their queries;
-    ``functions`` the stored functions kept, which a query cannot call (1235).
+    ``functions`` the stored functions kept, whose calls become joins (``routines``).
 
     Raises ``ReplicaError`` 1046 (a table without database and no current database), 1146
     (``resolve`` does not know a table), 1235 (a construct Spark cannot run), 1356 or 1462
     (a view that cannot run).
     """
     tree: exp.Expr = expression.copy()
-    if views is not None:
-        expand_views(tree, database or None, views, lambda ref: resolve(ref) is not None,
-                     _replicated_tables, _name_result_columns,
-                     functions or (lambda name: False))  # fmt: skip
+    lookup = functions or (lambda name: None)
+
+    def read_views() -> None:
+        if views is not None:
+            expand_views(tree, database or None, views, lambda ref: resolve(ref) is not None,
+                         _replicated_tables, _name_result_columns, lookup)  # fmt: skip
+
+    read_views()
     _name_result_columns(tree)
+    if inline_functions(tree, database or None, lookup):
+        read_views()  # the views that the functions' bodies read
     tables = _replace_tables(tree, database or None, resolve)
     any_value_for_ungrouped(tree)
     distinct_with_other_order(tree)

@@ -21,11 +21,10 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.applier_core.storage.objects import ObjectKind, StoredObject
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.query.routines import FunctionLookup, qualify_calls
 
 #: The view of a table name, if it names one.
 ViewLookup = Callable[[TableRef], StoredObject | None]
-#: Whether ``(database, name)`` (name folded) is a stored function the replica keeps.
-StoredFunctions = Callable[[tuple[str, str]], bool]
 #: Whether the replicated table exists (the query engine's resolver, as a predicate).
 TableExists = Callable[[TableRef], bool]
 #: The table references of a tree that name replicated tables or views (not CTEs, not DUAL).
@@ -44,28 +43,14 @@ def view_lookup(catalog: TableCatalog) -> ViewLookup:
     return views.get
 
 
-def stored_functions(catalog: TableCatalog) -> StoredFunctions:
-    """The stored functions ``catalog`` keeps now, as ``(database, folded name)``."""
-    kept = frozenset(
-        (o.ref.schema, o.ref.name.casefold())
+def stored_functions(catalog: TableCatalog) -> FunctionLookup:
+    """The stored functions ``catalog`` keeps now, by ``(database, folded name)``."""
+    kept = {
+        (o.ref.schema, o.ref.name.casefold()): o
         for o in catalog.objects()
         if o.ref.kind is ObjectKind.FUNCTION
-    )
-    return kept.__contains__
-
-
-def refuse_stored_functions(tree: exp.Expr, database: str | None, kept: StoredFunctions) -> None:
-    """1235 naming the first call of a kept stored function in ``tree`` (its own level, not
-    its derived tables' views): the replica keeps routines but does not run them, and Spark
-    would only say it cannot resolve the name."""
-    for call in tree.find_all(exp.Anonymous):
-        qualifier = call.parent.this if isinstance(call.parent, exp.Dot) else None
-        schema = qualifier.name if isinstance(qualifier, exp.Expression) else database
-        if schema and kept((schema, call.name.casefold())):
-            raise ReplicaError.from_code(
-                ErrorCode.NOT_SUPPORTED_YET,
-                f"calling the stored function {schema}.{call.name}() in a query",
-            )
+    }
+    return kept.get
 
 
 def expand_views(
@@ -75,15 +60,14 @@ def expand_views(
     exists: TableExists,
     find_tables: FindTables,
     name_columns: NameColumns,
-    functions: StoredFunctions = lambda name: False,
+    functions: FunctionLookup = lambda name: None,
 ) -> None:
-    """Replace, in place, every reference to a view in ``tree`` by the view's query.
+    """Replace, in place, every reference to a view in ``tree`` by the view's query (its
+    calls of stored functions named with the view's database: ``routines``).
 
     Raises:
         ReplicaError: 1462 for a view that reaches itself, 1356 for one whose query names
-            a table that is gone or cannot be read, 1235 for one that calls a stored
-            function."""
-    refuse_stored_functions(tree, database, functions)
+            a table that is gone or cannot be read."""
     for table in find_tables(tree):
         schema = table.db or database
         view = lookup(TableRef(schema, table.name)) if schema else None
@@ -99,13 +83,13 @@ def _expand(
     exists: TableExists,
     find_tables: FindTables,
     name_columns: NameColumns,
-    functions: StoredFunctions,
+    functions: FunctionLookup,
 ) -> None:
     ref = view.ref
     if any(o.ref == ref for o in outer):
         raise ReplicaError.from_code(ErrorCode.VIEW_RECURSIVE, ref.schema, ref.name)
     body = _query(view)
-    refuse_stored_functions(body, ref.schema, functions)
+    qualify_calls(body, ref.schema, functions)
     name_columns(body)
     for inner in find_tables(body):
         inner_ref = TableRef(inner.db or ref.schema, inner.name)
