@@ -2,6 +2,7 @@
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
 views, triggers, routines and events (``objects``), account statements (``accounts``),
+MariaDB's CREATE/DROP SEQUENCE and CREATE TABLE ... SEQUENCE=1 (``ddl_sequence``),
 CREATE TABLE (columns, PRIMARY KEY, secondary keys; foreign keys and checks are accepted and
 not kept; ``LIKE other``), DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with
 ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER
@@ -58,6 +59,10 @@ from spark_replica.applier_core.storage.ddl_index import (
     index_spec,
     parse_index_statement,
 )
+from spark_replica.applier_core.storage.ddl_sequence import (
+    parse_sequence_statement,
+    sequence_table,
+)
 from spark_replica.applier_core.storage.indexes import (
     IndexSpec,
     build_index,
@@ -87,6 +92,9 @@ def parse_ddl(statement: str, database: str | None) -> tuple[DdlOperation, ...]:
     kept = parse_object_statement(statement, database)
     if kept is not None:
         return (kept,)
+    sequence = parse_sequence_statement(statement, database)
+    if sequence is not None:
+        return sequence
     indexes = parse_index_statement(statement, database)
     if indexes is not None:
         return indexes
@@ -166,7 +174,8 @@ class _Translator:
             return CreateTable(self._table(target), None, exists, like=self._table(like.this))
         if not isinstance(target, exp.Schema):
             raise self._unsupported("CREATE TABLE without columns")
-        return CreateTable(self._table(target.this), self._definition(target), exists)
+        created = CreateTable(self._table(target.this), self._definition(target), exists)
+        return sequence_table(created, found, self.statement)  # SEQUENCE=1: a sequence
 
     def _definition(self, schema: exp.Schema) -> TableDef:
         columns: list[Column] = []
