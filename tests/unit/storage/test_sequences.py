@@ -14,6 +14,8 @@ from spark_replica.applier_core.storage.ddl_sequence import (
     SequenceRow,
     altered_row,
     initial_row,
+)
+from spark_replica.applier_core.storage.ddl_sequence_parser import (
     parse_alter_sequence,
     show_create_sequence,
 )

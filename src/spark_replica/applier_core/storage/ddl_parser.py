@@ -59,7 +59,7 @@ from spark_replica.applier_core.storage.ddl_index import (
     index_spec,
     parse_index_statement,
 )
-from spark_replica.applier_core.storage.ddl_sequence import (
+from spark_replica.applier_core.storage.ddl_sequence_parser import (
     parse_sequence_statement,
     sequence_table,
 )

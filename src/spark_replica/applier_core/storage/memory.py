@@ -14,7 +14,9 @@ so no other transaction writes that key meanwhile, and a CPython dict lookup is 
 DDL (``ddl``, ``ddl_parser``) is checked when applied and runs at commit, under the same
 mutex: tables it changes are rebuilt as new objects, so a failure changes nothing. A
 transaction with DDL may change rows only of tables it creates (``CREATE TABLE ... SELECT`` is
-logged that way); a transaction whose tables a DDL replaced meanwhile fails at commit (1412).
+logged that way, and CREATE SEQUENCE stages its first row so); a transaction whose tables a DDL
+replaced meanwhile fails at commit (1412). A MariaDB sequence's written rows replace its one
+row, and ALTER SEQUENCE is a change of that row (``ddl_sequence``).
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from spark_replica.applier_core.storage.ddl_sequence import (
     created_rows,
     current_row,
     is_sequence,
-    parse_alter_sequence,
     replace_row,
 )
+from spark_replica.applier_core.storage.ddl_sequence_parser import parse_alter_sequence
 from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
 from spark_replica.applier_core.storage.interface import (
     EngineError,

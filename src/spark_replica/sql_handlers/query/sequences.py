@@ -23,7 +23,8 @@ from sqlglot.tokenizer_core import TokenType
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
-from spark_replica.applier_core.storage.ddl_sequence import SequenceRow, show_create_sequence
+from spark_replica.applier_core.storage.ddl_sequence import SequenceRow
+from spark_replica.applier_core.storage.ddl_sequence_parser import show_create_sequence
 from spark_replica.applier_core.storage.objects import ObjectKind, StoredObject
 
 #: Whether a table is a sequence.

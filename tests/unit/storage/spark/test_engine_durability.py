@@ -519,5 +519,11 @@ def test_sequences_and_their_rows_are_found_after_a_restart(spark: Any, place: A
         assert [o.ref.name for o in again.objects()] == ["s", "s2"]
         Writer(again, 7).rows(seq, [RowChange.insert((14, 1, 99, 10, 1, 2, 0, 0))])
         assert again.rows(seq) == [(14, 1, 99, 10, 1, 2, 0, 0)]
+        Writer(again, 8).ddl("ALTER SEQUENCE s INCREMENT BY 3 RESTART")
     finally:
         again.close()
+    third = start(spark, place)
+    try:
+        assert third.rows(seq) == [(10, 1, 99, 10, 3, 2, 0, 0)]
+    finally:
+        third.close()
