@@ -11,6 +11,7 @@ the MySQL protocol as the source does."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -149,6 +150,61 @@ def test_sequences_end_equal_to_the_sources(
             1235,
             f"This version of MySQL doesn't yet support 'NEXTVAL({DB}.plain)",
         )
+
+
+def _concurrent_nextval(mariadb: MariaDB, clients: int, inserts: int) -> None:
+    """``clients`` connections each insert ``inserts`` rows numbered by NEXTVAL of a NOCACHE
+    sequence at once: every call writes the sequence's row, in transactions the source
+    commits together when they meet."""
+    errors: list[BaseException] = []
+
+    def insert(client: int) -> None:
+        try:
+            conn = _source(mariadb)
+            try:
+                with conn.cursor() as cursor:
+                    for number in range(inserts):
+                        cursor.execute(f"INSERT INTO {DB}.busy VALUES (NEXTVAL({DB}.counter), "
+                                       f"{client}, {number})")  # fmt: skip
+                        conn.commit()
+            finally:
+                conn.close()
+        except BaseException as error:  # handed to the test thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=insert, args=(n,), name=f"client-{n}")
+               for n in range(clients)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert not errors, errors
+    assert not any(thread.is_alive() for thread in threads)
+
+
+@pytest.mark.parametrize("applier", ["csa", "mta"])
+def test_nextval_from_concurrent_clients_ends_equal(
+    mariadb: MariaDB, port: int, engine: InMemoryEngine, applier: str
+) -> None:
+    """Transactions the source ran at once change the one sequence row in turn on the
+    replica too, whichever applier runs them in parallel."""
+    fresh_source(mariadb, DB)
+    with following(port, mariadb, applier) as cursor:
+        mariadb.sql(f"CREATE DATABASE {DB}")
+        mariadb.sql(f"CREATE TABLE {DB}.busy (id BIGINT PRIMARY KEY, client INT, n INT)")
+        mariadb.sql(f"CREATE SEQUENCE {DB}.counter INCREMENT BY 3 NOCACHE")
+        _concurrent_nextval(mariadb, clients=4, inserts=25)
+        caught_up(cursor, mariadb, WAIT)
+    conn = _source(mariadb)
+    try:
+        with conn.cursor() as source:
+            for table in ("busy", "counter"):
+                expected = sorted(_answer(source, f"SELECT * FROM {DB}.{table}"))
+                found = sorted(engine.rows(TableRef(DB, table)))  # type: ignore[type-var]
+                assert found == expected, table
+    finally:
+        conn.close()
+    assert len(expected) == 1 and expected[0][0] == 1 + 3 * 100  # type: ignore[index]
 
 
 # -- the Spark engine: SELECT through the MySQL protocol --------------------------------------
