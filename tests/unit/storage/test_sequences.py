@@ -70,6 +70,8 @@ def _error(engine: StorageEngine, statement: str) -> tuple[int, str]:
         ("START = 4 INCREMENT = 3 MINVALUE = 2 MAXVALUE = 99 CACHE = 7 CYCLE",
          (4, 2, 99, 4, 3, 7, 1, 0)),
         ("COMMENT='hello' ENGINE=MyISAM", (1, 1, MAX, 1, 1, 1000, 0, 0)),
+        ("CACHE 5 DEFAULT CHARSET=latin1 CHARACTER SET = utf8mb4 COLLATE utf8mb4_bin "
+         "ROW_FORMAT=DYNAMIC", (1, 1, MAX, 1, 1, 5, 0, 0)),
     ],
 )  # fmt: skip
 def test_create_sequence_makes_mariadbs_first_row(

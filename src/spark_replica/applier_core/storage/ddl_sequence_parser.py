@@ -229,8 +229,11 @@ def _options(statement: str, text: str, *, alter: bool) -> SequenceOptions:
             options = replace(options, engine=tokens.value())
         elif word == "COMMENT":
             options = replace(options, comment=tokens.value())
+        elif word == "DEFAULT" and tokens.peek() in _TABLE_OPTIONS:
+            continue  # DEFAULT CHARSET=...: the option follows
         elif word in _TABLE_OPTIONS:
-            tokens.take("DEFAULT")
+            if word == "CHARACTER":
+                tokens.take("SET")
             tokens.value()  # a table option that changes nothing the replica keeps
         else:
             raise _syntax(statement)
