@@ -51,7 +51,6 @@ _TOKEN = re.compile(
     r"|(?P<mark>=|,)|(?P<other>\S))",
     re.DOTALL,
 )
-_CREATE_DEFAULT = "CREATE SEQUENCE"
 
 
 def parse_sequence_statement(
