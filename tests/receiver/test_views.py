@@ -73,8 +73,7 @@ QUERIES = (
     "ORDER BY 1",
     "SELECT vshop.later.id FROM vshop.later WHERE id > 2 ORDER BY 1",
     "SELECT * FROM vshop.item_report ORDER BY id",
-    "SELECT id, vshop.item_name(id) AS n, vshop.label(id + 0) AS l FROM vshop.items "
-    "ORDER BY id",
+    "SELECT id, vshop.item_name(id) AS n, vshop.label(id + 0) AS l FROM vshop.items ORDER BY id",
     "SELECT vshop.best_item() AS b, vshop.item_name(3) AS n",
     "SELECT o.id, vshop.item_of_qty(o.qty) AS t FROM vshop.orders o ORDER BY o.id",
     "SELECT id FROM vshop.items WHERE vshop.sold(id) > 10 ORDER BY id",

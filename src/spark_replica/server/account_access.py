@@ -142,9 +142,12 @@ class VisibleCatalog:
     def objects(self) -> list[StoredObject]:
         return [o for o in self.catalog.objects() if self._sees(o)]
 
+    def rows(self, table: TableRef) -> list[tuple[object, ...]]:
+        return self.catalog.rows(table)
+
     def _sees(self, stored: StoredObject) -> bool:
         ref = stored.ref
-        if ref.kind is ObjectKind.VIEW:
+        if ref.kind in (ObjectKind.VIEW, ObjectKind.SEQUENCE):
             return self.grants.sees_table(ref.schema, ref.name)
         if ref.kind is ObjectKind.TRIGGER:
             return self.grants.sees_table(ref.schema, stored.table)

@@ -61,6 +61,14 @@ from spark_replica.sql_handlers.parser.statements import ShowRelaylogEvents, Sho
 from spark_replica.sql_handlers.processlist import ClientThread, processlist
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
 from spark_replica.sql_handlers.query.routines import calls_kept_function
+from spark_replica.sql_handlers.query.sequences import (
+    SHOW_CREATE_COLUMNS,
+    parse_show_create_sequence,
+    refuse_sequence_calls,
+    refuse_sequence_syntax,
+    sequences_of,
+    show_create_sequence_row,
+)
 from spark_replica.sql_handlers.query.views import stored_functions
 from spark_replica.sql_handlers.tables.definitions import Column, ValueKind
 from spark_replica.sql_handlers.tables.show_objects import KINDS as SHOW_OBJECT_KINDS
@@ -276,6 +284,9 @@ class ReplicaSession(Session):
             warnings, errors = self._counts()
             value = warnings if kind == "warnings" else errors
             return [(value,)], [f"@@session.{kind[:-1]}_count"]
+        sequence = parse_show_create_sequence(sql, self.database)
+        if sequence is not None:
+            return self._show_create_sequence(sequence)
         assignments = parse_set(sql)
         if assignments is not None:
             client = self._client()
@@ -315,7 +326,10 @@ class ReplicaSession(Session):
     def _parse(self, sql: str) -> list[exp.Expression]:
         try:
             expressions = super()._parse(sql)
-        except (SqlglotParseError, TokenError, RecursionError):
+        except SqlglotParseError:
+            refuse_sequence_syntax(sql)  # NEXT VALUE FOR s: 1235 rather than 1064
+            raise
+        except (TokenError, RecursionError):
             raise
         except Exception as e:  # sqlglot's parser crashes on a few cut statements: SHOW REPLICA
             raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, "", 1) from e
@@ -328,7 +342,20 @@ class ReplicaSession(Session):
                 raise ReplicaError.from_code(ErrorCode.PARSE_ERROR, "", 1)
             if expression.find(exp.Limit, exp.Offset):
                 check_limit_clauses(sql)
+            refuse_sequence_calls(expression, self.database, self._is_sequence)
         return expressions
+
+    def _is_sequence(self, ref: TableRef) -> bool:
+        tables = self.context.tables
+        return tables is not None and sequences_of(tables.objects())(ref)
+
+    def _show_create_sequence(self, ref: TableRef) -> AllowedResult:
+        """SHOW CREATE SEQUENCE, as MariaDB answers it (sql_handlers/query/sequences.py)."""
+        tables = self._visible_tables()
+        if tables is None:
+            raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, ref.schema, ref.table)
+        row = show_create_sequence_row(ref, tables.objects(), tables.tables(), tables.rows)
+        return [row], list(SHOW_CREATE_COLUMNS)
 
     async def _evaluate(self, expression_sql: str) -> Any:
         """The value of a SET expression, computed by the static SELECT path."""

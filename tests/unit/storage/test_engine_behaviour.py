@@ -759,7 +759,7 @@ def test_ddl_errors(
         ("ALTER TABLE t ENGINE=BLACKHOLE", "ALTER TABLE ... ENGINE=BLACKHOLE"),
         ("CREATE TEMPORARY TABLE x (a INT)", "CREATE TEMPORARY TABLE"),
         ("CREATE TABLE x (a INT) SELECT 1", "CREATE TABLE ... SELECT"),
-        ("CREATE SEQUENCE s", "CREATE SEQUENCE"),
+        ("CREATE TEMPORARY SEQUENCE s", "CREATE TEMPORARY SEQUENCE"),
         ("INSERT INTO t VALUES (1, 'a')", "this statement as replicated DDL"),
         ("RENAME TABLESPACE a TO b", "this RENAME statement as replicated DDL"),
     ],

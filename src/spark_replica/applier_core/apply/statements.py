@@ -7,9 +7,10 @@ source's version is at least NNNNN (a comment without a number always runs), ``/
 body */`` only on MariaDB. What is left is sorted by ``effect``:
 
 * ``Effect.DDL``: the storage engine applies it to its data and catalog: tables, databases
-  (ALTER DATABASE: their default character set and collation), indexes, and the views,
-  triggers, routines and events it keeps (``storage.objects``); DDL
-  it cannot map it refuses with 1235 naming the construct.
+  (ALTER DATABASE: their default character set and collation), indexes, MariaDB sequences
+  (``storage.ddl_sequence``: ALTER SEQUENCE changes the sequence's row), and the views,
+  triggers, routines and events it keeps (``storage.objects``); DDL it cannot map it refuses
+  with 1235 naming the construct.
 * ``Effect.NONE``: nothing the replica stores changes. Administrative statements (ANALYZE,
   OPTIMIZE, REPAIR, CHECK, CHECKSUM TABLE, FLUSH), locks (LOCK/UNLOCK TABLES, LOCK INSTANCE),
   savepoints, SET statements a source logs, plugins and components, and the empty statement

@@ -345,6 +345,11 @@ def _apply(operation: object, catalog: Catalog) -> Catalog:
     raise TypeError(f"not a DDL operation: {operation!r}")
 
 
+#: The dispatcher of ``Catalog.apply``, for modules whose operations refine these
+#: (``ddl_sequence``: CREATE and DROP SEQUENCE are CREATE and DROP TABLE with checks).
+apply_operation = _apply
+
+
 @_apply.register
 def _(op: CreateDatabase, catalog: Catalog) -> Catalog:
     if op.name in catalog.databases:
@@ -383,12 +388,18 @@ def _(op: CreateTable, catalog: Catalog) -> Catalog:
             return catalog
         raise EngineError.of(ErrorCode.TABLE_EXISTS_ERROR, op.table.table, table=op.table)
     definition = op.definition
+    objects = None
     if definition is None:
         assert op.like is not None
         definition = catalog.definition(op.like)
+        marker = catalog.objects.get(_sequence_key(op.like))
+        if marker is not None:  # a copy of a MariaDB sequence is a sequence (ddl_sequence)
+            copy = replace(marker, ref=marker.ref._replace(schema=op.table.schema,
+                                                           name=op.table.table))  # fmt: skip
+            objects = {**catalog.objects, copy.ref.key: copy}
     else:
         definition = with_collations(definition, catalog.collations.get(op.table.schema, ""))
-    return catalog._with(tables={**catalog.tables, op.table: definition})
+    return catalog._with(tables={**catalog.tables, op.table: definition}, objects=objects)
 
 
 @_apply.register
@@ -418,8 +429,12 @@ def _(op: RenameTable, catalog: Catalog) -> Catalog:
     tables = {ref: d for ref, d in catalog.tables.items() if ref != op.old}
     tables[op.new] = definition
     objects = dict(catalog.objects)
-    for key, found in catalog.objects.items():  # triggers follow their table
-        if (
+    for key, found in catalog.objects.items():  # triggers and the sequence mark follow
+        if key == _sequence_key(op.old):
+            del objects[key]
+            objects[_sequence_key(op.new)] = replace(found, ref=found.ref._replace(
+                schema=op.new.schema, name=op.new.table))  # fmt: skip
+        elif (
             found.ref.kind is ObjectKind.TRIGGER
             and TableRef(found.ref.schema, found.table) == op.old
         ):
@@ -439,12 +454,18 @@ def _(op: AlterTable, catalog: Catalog) -> Catalog:
 def _without_triggers_of(
     catalog: Catalog, table: TableRef
 ) -> dict[tuple[ObjectKind, str, str], StoredObject]:
+    """The objects without ``table``'s triggers and its sequence mark."""
     return {
         key: found
         for key, found in catalog.objects.items()
-        if found.ref.kind is not ObjectKind.TRIGGER
-        or TableRef(found.ref.schema, found.table) != table
-    }
+        if (found.ref.kind is not ObjectKind.TRIGGER
+            or TableRef(found.ref.schema, found.table) != table)
+        and key != _sequence_key(table)
+    }  # fmt: skip
+
+
+def _sequence_key(table: TableRef) -> tuple[ObjectKind, str, str]:
+    return (ObjectKind.SEQUENCE, table.schema, table.table)
 
 
 @_apply.register

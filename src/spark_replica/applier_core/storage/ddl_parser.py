@@ -2,6 +2,7 @@
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
 views, triggers, routines and events (``objects``), account statements (``accounts``),
+MariaDB's CREATE/DROP SEQUENCE and CREATE TABLE ... SEQUENCE=1 (``ddl_sequence``),
 CREATE TABLE (columns, PRIMARY KEY, secondary keys; foreign keys and checks are accepted and
 not kept; ``LIKE other``), DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with
 ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER
@@ -68,6 +69,10 @@ from spark_replica.applier_core.storage.ddl_index import (
     index_spec,
     parse_index_statement,
 )
+from spark_replica.applier_core.storage.ddl_sequence_parser import (
+    parse_sequence_statement,
+    sequence_table,
+)
 from spark_replica.applier_core.storage.indexes import (
     IndexSpec,
     build_index,
@@ -103,6 +108,9 @@ def parse_ddl(
     kept = parse_object_statement(statement, database)
     if kept is not None:
         return (kept,)
+    sequence = parse_sequence_statement(statement, database)
+    if sequence is not None:
+        return sequence
     indexes = parse_index_statement(statement, database)
     if indexes is not None:
         return indexes
@@ -222,7 +230,8 @@ class _Translator:
         if not isinstance(target, exp.Schema):
             raise self._unsupported("CREATE TABLE without columns")
         definition = replace(self._definition(target), collation=self._options_collation(found))
-        return CreateTable(self._table(target.this), definition, exists)
+        created = CreateTable(self._table(target.this), definition, exists)
+        return sequence_table(created, found, self.statement)  # SEQUENCE=1: a sequence
 
     def _options_collation(self, options: list[exp.Expression]) -> str:
         """The collation that CHARACTER SET and COLLATE options name ("" for none)."""

@@ -14,7 +14,9 @@ so no other transaction writes that key meanwhile, and a CPython dict lookup is 
 DDL (``ddl``, ``ddl_parser``) is checked when applied and runs at commit, under the same
 mutex: tables it changes are rebuilt as new objects, so a failure changes nothing. A
 transaction with DDL may change rows only of tables it creates (``CREATE TABLE ... SELECT`` is
-logged that way); a transaction whose tables a DDL replaced meanwhile fails at commit (1412).
+logged that way, and CREATE SEQUENCE stages its first row so); a transaction whose tables a DDL
+replaced meanwhile fails at commit (1412). A MariaDB sequence's written rows replace its one
+row, and ALTER SEQUENCE is a change of that row (``ddl_sequence``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ from spark_replica.applier_core.storage.accounts import Accounts
 from spark_replica.applier_core.storage.collations import SERVER_DEFAULTS, CharsetDefaults
 from spark_replica.applier_core.storage.ddl import Catalog, DdlOperation, no_such_table, unsupported
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl
+from spark_replica.applier_core.storage.ddl_sequence import (
+    SEQUENCE_LOCK,
+    AlterSequence,
+    altered_row,
+    check_alter,
+    created_rows,
+    current_row,
+    is_sequence,
+    replace_row,
+)
+from spark_replica.applier_core.storage.ddl_sequence_parser import parse_alter_sequence
 from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
 from spark_replica.applier_core.storage.interface import (
     EngineError,
@@ -186,7 +199,7 @@ class InMemoryEngine:
                 target = tables.get(ref)
                 if target is None:
                     raise no_such_table(ref)
-                if target is not stage.table and not (ddl and ref not in self._tables):
+                if target is not stage.table and not (ddl and stage.created):
                     raise EngineError.of(ErrorCode.TABLE_DEF_CHANGED, table=ref)
                 targets.append((stage, target))
             # Nothing below can fail: the transaction is applied whole or not at all.
@@ -265,7 +278,9 @@ class InMemorySession:
                     )
                     for c in changes
                 ]
-            if stage.table.key_of is not None:
+            if stage.sequence:
+                self._apply_sequence(trx, stage, changes)
+            elif stage.table.key_of is not None:
                 self._apply_keyed(trx, stage, changes)
             else:
                 self._apply_keyless(trx, stage, changes)
@@ -284,17 +299,24 @@ class InMemorySession:
         try:
             if self._stages:
                 raise unsupported("DDL after row changes in one transaction", statement)
-            catalog = self._ddl_catalog or self._engine._catalog
+            before = catalog = self._ddl_catalog or self._engine._catalog
+            altered = parse_alter_sequence(statement, database)
+            if altered is not None:  # a row change (ddl_sequence)
+                if check_alter(altered, catalog):
+                    self._alter_sequence(trx, altered)
+                return
             operations = parse_ddl(statement, database, defaults)
             for operation in operations:
                 catalog = catalog.apply(operation)
+            self._ddl += operations
+            self._ddl_catalog = catalog
+            for ref, row in created_rows(operations, before, catalog):  # a new sequence's row
+                self._apply_sequence(trx, self._stage(ref, created=True), [RowChange.insert(row)])
         except BaseException as error:
             if isinstance(error, EngineError):
                 error.add_context(gtid=trx.gtid)
             self._fail(trx, error)
             raise
-        self._ddl += operations
-        self._ddl_catalog = catalog
 
     def prepare(self) -> None:
         trx = self._require(SessionState.ACTIVE)
@@ -357,18 +379,51 @@ class InMemorySession:
         self._ddl_catalog = None
         self._failed = None
 
-    def _stage(self, ref: TableRef) -> Stage:
+    def _stage(self, ref: TableRef, *, created: bool = False) -> Stage:
+        """``created``: the transaction's DDL has just created ``ref`` (perhaps replacing a
+        table of that name)."""
         if self._ddl_catalog is None:
             table = self._engine._table(ref)
+            catalog = self._engine._catalog
         else:
-            definition = self._ddl_catalog.definition(ref)
-            if ref in self._engine._tables:
+            catalog = self._ddl_catalog
+            definition = catalog.definition(ref)
+            if ref in self._engine._tables and not created:
                 raise unsupported(
                     "row changes to an existing table in a transaction with DDL", str(ref)
                 )
             table = Table(ref, definition)  # created by this transaction: empty so far
-        stage = self._stages[ref] = Stage(table)
+            created = True
+        stage = Stage(table, created=created, sequence=is_sequence(catalog, ref))
+        self._stages[ref] = stage
         return stage
+
+    def _apply_sequence(
+        self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]
+    ) -> None:
+        """A sequence's row changes: a row written replaces the row it holds (MariaDB logs
+        NEXTVAL, SETVAL and INSERT as Write_rows of the whole new row). Every change takes
+        the sequence's one lock, so transactions on it follow each other."""
+        table = stage.table
+        self._engine.locks.acquire(trx, table.ref, SEQUENCE_LOCK)
+        for change in changes:
+            if change.after is None:
+                self._apply_keyless(trx, stage, [change])
+                continue
+            with self._engine._mutex:
+                current = Counter(table.bag)
+            replace_row(current, stage.deltas, hashable(fit(change.after, table.width)))
+
+    def _alter_sequence(self, trx: TransactionRef, altered: AlterSequence) -> None:
+        stage = self._stages.get(altered.table) or self._stage(altered.table)
+        self._engine.locks.acquire(trx, altered.table, SEQUENCE_LOCK)
+        with self._engine._mutex:
+            current = Counter(stage.table.bag)
+        row = current_row(current, stage.deltas)
+        if row is None:
+            raise missing_row(stage.table)
+        new = tuple(altered_row(row, altered.options))
+        self._apply_sequence(trx, stage, [RowChange.update(tuple(row), new)])
 
     def _apply_keyed(self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]) -> None:
         table = stage.table

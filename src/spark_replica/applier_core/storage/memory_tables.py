@@ -80,14 +80,18 @@ class Table:
 
 class Stage:
     """A transaction's changes to one table: key → row (None: deleted) for a keyed table,
-    row → count delta for a keyless one."""
+    row → count delta for a keyless one. ``created``: the transaction's DDL created the
+    table; ``sequence``: the table is a sequence (``ddl_sequence``), whose inserts replace
+    its row."""
 
-    __slots__ = ("table", "changes", "deltas")
+    __slots__ = ("table", "changes", "deltas", "created", "sequence")
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, *, created: bool = False, sequence: bool = False) -> None:
         self.table = table
         self.changes: dict[Key, Row | None] = {}
         self.deltas: dict[Row, int] = {}
+        self.created = created
+        self.sequence = sequence
 
     def commit_into(self, table: Table) -> None:
         if table.key_of is not None:

@@ -31,11 +31,14 @@ class ObjectKind(enum.StrEnum):
     PROCEDURE = "PROCEDURE"
     FUNCTION = "FUNCTION"
     EVENT = "EVENT"
+    #: Marks a table as a MariaDB sequence (``ddl_sequence``); its statement is the CREATE.
+    SEQUENCE = "SEQUENCE"
 
 
 class ObjectRef(NamedTuple):
     """An object by kind, database and name (names of routines, triggers and events compare
-    case-insensitively in MySQL: ``key`` folds them; a view's name is a table name)."""
+    case-insensitively in MySQL: ``key`` folds them; a view's or sequence's name is a table
+    name)."""
 
     kind: ObjectKind
     schema: str
@@ -43,7 +46,8 @@ class ObjectRef(NamedTuple):
 
     @property
     def key(self) -> tuple[ObjectKind, str, str]:
-        folded = self.name if self.kind is ObjectKind.VIEW else self.name.casefold()
+        table_name = self.kind in (ObjectKind.VIEW, ObjectKind.SEQUENCE)
+        folded = self.name if table_name else self.name.casefold()
         return (self.kind, self.schema, folded)
 
     def __str__(self) -> str:

@@ -36,6 +36,10 @@ class TableCatalog(Protocol):
         """The views, triggers, routines and events kept, sorted by kind, database, name."""
         ...
 
+    def rows(self, table: TableRef) -> list[tuple[object, ...]]:
+        """The committed rows of ``table`` (SHOW CREATE SEQUENCE reads a sequence's row)."""
+        ...
+
 
 class ResultColumn(Protocol):
     """A result column: its name and MySQL type (a mysql-mimic ``ColumnType`` name), a

@@ -139,10 +139,13 @@ class InfoRows:
         its row in TABLES)."""
         refs = sorted(catalog.definitions)
         views = [object_rows.view_table_row(v) for v in catalog.of_kind(ObjectKind.VIEW)]
+        sequences = {
+            TableRef(s.ref.schema, s.ref.name) for s in catalog.of_kind(ObjectKind.SEQUENCE)
+        }
         defs = catalog.definitions
         return cls(
             [schemata_row(name, catalog.collations.get(name, "")) for name in catalog.databases],
-            [tables_row(ref, defs[ref]) for ref in refs] + views,
+            [tables_row(ref, defs[ref], sequence=ref in sequences) for ref in refs] + views,
             [row for ref in refs for row in columns_rows(ref, defs[ref])],
             [row for ref in refs for row in statistics_rows(ref, defs[ref])],
             ObjectRows.of(catalog),
@@ -204,13 +207,16 @@ def schemata_row(name: str, collation: str = "") -> InfoRow:
     }
 
 
-def tables_row(ref: TableRef, definition: TableDef | None = None) -> InfoRow:
-    """Statistics (TABLE_ROWS, DATA_LENGTH, times) are NULL: the catalog does not keep them."""
+def tables_row(
+    ref: TableRef, definition: TableDef | None = None, *, sequence: bool = False
+) -> InfoRow:
+    """Statistics (TABLE_ROWS, DATA_LENGTH, times) are NULL: the catalog does not keep them.
+    A MariaDB sequence's TABLE_TYPE is ``SEQUENCE``, as MariaDB shows it."""
     return {
         "table_catalog": "def",
         "table_schema": ref.schema,
         "table_name": ref.table,
-        "table_type": "BASE TABLE",
+        "table_type": "SEQUENCE" if sequence else "BASE TABLE",
         "engine": ENGINE,
         "version": "10",
         "row_format": "Dynamic",

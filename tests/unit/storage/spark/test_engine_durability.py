@@ -495,3 +495,35 @@ def test_secondary_keys_are_recorded_and_found_after_a_restart(spark: Any, place
         assert caught.value.code == 1061
     finally:
         again.close()
+
+
+def test_sequences_and_their_rows_are_found_after_a_restart(spark: Any, place: Any) -> None:
+    """A sequence's first row (never logged by the source), its ALTERed row and a written row
+    reach the recorded tables; after a restart it is still a sequence whose writes replace
+    its row."""
+    seq, other = TableRef("d", "s"), TableRef("d", "s2")
+    engine = start(spark, place)
+    writer = Writer(engine)
+    writer.ddl("CREATE DATABASE d")
+    writer.ddl("CREATE SEQUENCE s START WITH 10 CACHE 2")
+    writer.ddl("CREATE SEQUENCE s2")
+    writer.rows(seq, [RowChange.insert((12, 1, 99, 10, 1, 2, 0, 0))])
+    writer.ddl("ALTER SEQUENCE s2 RESTART WITH 50")
+    writer.ddl("CREATE OR REPLACE SEQUENCE s2 START WITH 7")
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert again.rows(seq) == [(12, 1, 99, 10, 1, 2, 0, 0)]
+        assert again.rows(other) == [(7, 1, 9223372036854775806, 7, 1, 1000, 0, 0)]
+        assert [o.ref.name for o in again.objects()] == ["s", "s2"]
+        Writer(again, 7).rows(seq, [RowChange.insert((14, 1, 99, 10, 1, 2, 0, 0))])
+        assert again.rows(seq) == [(14, 1, 99, 10, 1, 2, 0, 0)]
+        Writer(again, 8).ddl("ALTER SEQUENCE s INCREMENT BY 3 RESTART")
+    finally:
+        again.close()
+    third = start(spark, place)
+    try:
+        assert third.rows(seq) == [(10, 1, 99, 10, 3, 2, 0, 0)]
+    finally:
+        third.close()
