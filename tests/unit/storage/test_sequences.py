@@ -5,6 +5,8 @@ SEQUENCE / DROP TABLE / RENAME / LIKE, and the errors. The expected rows are wha
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from spark_replica.applier_core.storage import EngineError, StorageEngine, TableRef
@@ -79,7 +81,7 @@ def test_create_sequence_makes_mariadbs_first_row(
 ) -> None:
     ddl(db, f"CREATE SEQUENCE s {options}")
     assert _rows(db) == [row]
-    assert db.definition(S) == SEQUENCE_DEFINITION
+    assert replace(db.definition(S), collation="") == SEQUENCE_DEFINITION  # no text columns
     assert _sequences(db) == ["s"]
 
 
