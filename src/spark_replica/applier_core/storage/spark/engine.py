@@ -42,6 +42,7 @@ from spark_replica.applier_core.storage.interface import ExecMode, Row, TableRef
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory import InMemoryEngine
 from spark_replica.applier_core.storage.memory_tables import Stage
+from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.commit_log import (
     Commit,
     TableChanges,
@@ -193,7 +194,11 @@ class SparkEngine(InMemoryEngine):
         """Sessions never wait for a flush (``background_durability``)."""
 
     def _committed(
-        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+        self,
+        trx: TransactionRef,
+        ddl: Sequence[DdlOperation],
+        stages: dict[TableRef, Stage],
+        xa: XaChanges,
     ) -> int:
         changes = tuple(
             TableChanges(

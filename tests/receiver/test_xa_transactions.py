@@ -1,0 +1,111 @@
+"""XA transactions run on a real MariaDB source reach the replica as a MySQL replica applies
+them: a prepared transaction's rows stay invisible until its XA COMMIT, XA ROLLBACK drops
+them, XA COMMIT ... ONE PHASE commits at once, prepared transactions interleave, and one
+prepared before a restart of the replica server is committed after it. Both appliers end
+with every table equal to the source's, row by row, and the channel running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+
+from spark_replica.applier_core.storage import InMemoryEngine, TableRef
+from spark_replica.server.components import default_components
+from tests.helpers.live_source import caught_up, following, fresh_source
+from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
+from tests.helpers.mariadb import MariaDB
+from tests.helpers.replica_channel import WAIT
+from tests.helpers.server import running_server
+
+TABLE = TableRef("xa", "t")
+
+
+def _source_rows(mariadb: MariaDB) -> list[tuple[Any, ...]]:
+    conn = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
+                           password=MARIADB_ROOT_PASSWORD)  # fmt: skip
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT * FROM xa.t ORDER BY id")
+            return [tuple(row) for row in cursor.fetchall()]
+    finally:
+        conn.close()
+
+
+def _rows(engine: InMemoryEngine) -> list[tuple[Any, ...]]:
+    return sorted(engine.rows(TABLE), key=lambda row: row[0])  # type: ignore[arg-type,return-value]
+
+
+def _prepare(mariadb: MariaDB, xid: str, *statements: str) -> None:
+    """Run ``statements`` in XA transaction ``xid`` and prepare it (MariaDB keeps it prepared
+    after the client disconnects)."""
+    body = "; ".join(statements)
+    mariadb.sql(f"XA START {xid}; {body}; XA END {xid}; XA PREPARE {xid}")
+
+
+def _prepared(engine: InMemoryEngine) -> list[str]:
+    return [prepared.xid for prepared in engine.prepared_xa()]
+
+
+@pytest.mark.parametrize("applier", ["csa", "mta"])
+def test_xa_transactions_apply_as_on_a_mysql_replica(
+    mariadb: MariaDB, port: int, engine: InMemoryEngine, applier: str
+) -> None:
+    fresh_source(mariadb, "xa")
+    mariadb.sql("CREATE DATABASE xa; CREATE TABLE xa.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    mariadb.sql("INSERT INTO xa.t VALUES (1, 'one'), (2, 'two')")
+    with following(port, mariadb, applier) as cursor:
+        _prepare(mariadb, "'c1'", "INSERT INTO xa.t VALUES (3, 'c1')",
+                 "UPDATE xa.t SET v = 'c1' WHERE id = 1")  # fmt: skip
+        caught_up(cursor, mariadb, WAIT)
+        assert _rows(engine) == [(1, "one"), (2, "two")]  # prepared: not visible
+        assert _prepared(engine) == ["X'6331',X'',1"]
+
+        mariadb.sql("XA COMMIT 'c1'")
+        caught_up(cursor, mariadb, WAIT)
+        assert _rows(engine) == [(1, "c1"), (2, "two"), (3, "c1")]
+        assert _prepared(engine) == []
+
+        _prepare(mariadb, "'r1','branch',7", "DELETE FROM xa.t WHERE id = 2")
+        mariadb.sql("XA ROLLBACK 'r1','branch',7")
+        mariadb.sql("XA START 'o1'; INSERT INTO xa.t VALUES (4, 'o1'); XA END 'o1'; "
+                    "XA COMMIT 'o1' ONE PHASE")  # fmt: skip
+        # Interleaved: two prepared at once, a plain transaction between, committed out of
+        # their prepare order, one rolled back.
+        _prepare(mariadb, "'i1'", "INSERT INTO xa.t VALUES (5, 'i1')")
+        _prepare(mariadb, "'i2'", "INSERT INTO xa.t VALUES (6, 'i2')",
+                 "UPDATE xa.t SET v = 'i2' WHERE id = 4")  # fmt: skip
+        mariadb.sql("INSERT INTO xa.t VALUES (7, 'plain')")
+        caught_up(cursor, mariadb, WAIT)
+        assert _prepared(engine) == ["X'6931',X'',1", "X'6932',X'',1"]
+        mariadb.sql("XA COMMIT 'i2'")
+        mariadb.sql("XA ROLLBACK 'i1'")
+        mariadb.sql("UPDATE xa.t SET v = 'after' WHERE id = 6")
+        caught_up(cursor, mariadb, WAIT)
+        assert _prepared(engine) == []
+        assert _rows(engine) == _source_rows(mariadb)
+
+
+@pytest.mark.parametrize("applier", ["csa", "mta"])
+def test_a_transaction_prepared_before_a_replica_restart_commits_after_it(
+    mariadb: MariaDB, tmp_path: Path, applier: str
+) -> None:
+    fresh_source(mariadb, "xa")
+    mariadb.sql("CREATE DATABASE xa; CREATE TABLE xa.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    engine = InMemoryEngine()
+    data = tmp_path / "data"
+    with running_server(data, default_components(engine)) as server:
+        with following(server.port, mariadb, applier) as cursor:
+            _prepare(mariadb, "'k1'", "INSERT INTO xa.t VALUES (1, 'k1')")
+            _prepare(mariadb, "'k2'", "INSERT INTO xa.t VALUES (2, 'k2')")
+            caught_up(cursor, mariadb, WAIT)
+    assert _prepared(engine) == ["X'6b31',X'',1", "X'6b32',X'',1"]
+    mariadb.sql("XA COMMIT 'k1'")
+    mariadb.sql("XA ROLLBACK 'k2'")
+    with running_server(data, default_components(engine)) as server:
+        with following(server.port, mariadb, applier) as cursor:
+            caught_up(cursor, mariadb, WAIT)
+    assert _prepared(engine) == []
+    assert _rows(engine) == _source_rows(mariadb) == [(1, "k1")]
