@@ -35,7 +35,7 @@ def _source_rows(mariadb: MariaDB) -> list[tuple[Any, ...]]:
 
 
 def _rows(engine: InMemoryEngine) -> list[tuple[Any, ...]]:
-    return sorted(engine.rows(TABLE), key=lambda row: row[0])  # type: ignore[arg-type,return-value]
+    return sorted(engine.rows(TABLE), key=lambda row: row[0])
 
 
 def _prepare(mariadb: MariaDB, xid: str, *statements: str) -> None:
