@@ -1,8 +1,9 @@
 """XA transactions run on a real MariaDB source reach the replica as a MySQL replica applies
 them: a prepared transaction's rows stay invisible until its XA COMMIT, XA ROLLBACK drops
 them, XA COMMIT ... ONE PHASE commits at once, prepared transactions interleave, and one
-prepared before a restart of the replica server is committed after it. Both appliers end
-with every table equal to the source's, row by row, and the channel running."""
+prepared before a restart of the replica server is committed after it (on the Spark engine
+too, whose commit points record the prepared transactions). Both appliers end with every
+table equal to the source's, row by row, and the channel running."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import pytest
 
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from spark_replica.server.components import default_components
-from tests.helpers.live_source import caught_up, following, fresh_source
+from spark_replica.server.storage import configured_components
+from tests.helpers.live_source import caught_up, following, fresh_source, recorded
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
 from tests.helpers.mariadb import MariaDB
 from tests.helpers.replica_channel import WAIT
-from tests.helpers.server import running_server
+from tests.helpers.server import connect, running_server
 
 TABLE = TableRef("xa", "t")
+SPARK_WAIT = 120.0
 
 
 def _source_rows(mariadb: MariaDB) -> list[tuple[Any, ...]]:
@@ -109,3 +112,38 @@ def test_a_transaction_prepared_before_a_replica_restart_commits_after_it(
             caught_up(cursor, mariadb, WAIT)
     assert _prepared(engine) == []
     assert _rows(engine) == _source_rows(mariadb) == [(1, "k1")]
+
+
+def _replica_rows(port: int) -> list[tuple[Any, ...]]:
+    with connect(port) as conn, conn.cursor() as cursor:
+        cursor.execute("SELECT * FROM xa.t ORDER BY id")
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("applier", ["csa", "mta"])
+def test_on_spark_a_prepared_transaction_is_recorded_and_commits_after_a_restart(
+    mariadb: MariaDB, tmp_path: Path, applier: str
+) -> None:
+    fresh_source(mariadb, "xa")
+    mariadb.sql("CREATE DATABASE xa; CREATE TABLE xa.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    mariadb.sql("INSERT INTO xa.t VALUES (1, 'one')")
+    data = tmp_path / "data"
+    with running_server(data, configured_components) as server:
+        with following(server.port, mariadb, applier) as cursor:
+            _prepare(mariadb, "'s1'", "INSERT INTO xa.t VALUES (2, 's1')",
+                     "UPDATE xa.t SET v = 's1' WHERE id = 1")  # fmt: skip
+            _prepare(mariadb, "'s2'", "INSERT INTO xa.t VALUES (3, 's2')")
+            mariadb.sql("XA START 'o'; INSERT INTO xa.t VALUES (4, 'o'); XA END 'o'; "
+                        "XA COMMIT 'o' ONE PHASE")  # fmt: skip
+            caught_up(cursor, mariadb, SPARK_WAIT)
+            recorded(cursor, mariadb, SPARK_WAIT)
+            assert _replica_rows(server.port) == [(1, "one"), (4, "o")]
+    mariadb.sql("XA COMMIT 's1'")
+    mariadb.sql("XA ROLLBACK 's2'")
+    with running_server(data, configured_components) as server:
+        with following(server.port, mariadb, applier) as cursor:
+            caught_up(cursor, mariadb, SPARK_WAIT)
+            recorded(cursor, mariadb, SPARK_WAIT)
+            assert _replica_rows(server.port) == _source_rows(mariadb)
+    assert _source_rows(mariadb) == [(1, "s1"), (2, "s1"), (4, "o")]

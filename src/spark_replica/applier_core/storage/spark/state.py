@@ -32,6 +32,7 @@ from spark_replica.applier_core.storage.interface import (
     TableDef,
     TableRef,
 )
+from spark_replica.applier_core.storage.prepared_xa import NO_PREPARED, Prepared
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,9 @@ class DurableState:
     objects: Objects = field(default_factory=lambda: MappingProxyType({}))
     #: The replicated accounts (``storage.accounts``), recorded at the same commit points.
     accounts: Accounts = field(default_factory=no_accounts)
+    #: The prepared XA transactions (``storage.prepared_xa``), by xid, recorded with the GTIDs
+    #: of the transactions that prepared, committed or rolled them back.
+    prepared_xa: Prepared = field(default_factory=lambda: NO_PREPARED)
 
     def with_tables(
         self, tables: Mapping[TableRef, StoredTable], **changes: object
