@@ -122,3 +122,54 @@ def test_an_unknown_xid_stops_the_channel_with_1397(tmp_path: Path, applier: str
     finally:
         writer.close()
         run.close()
+
+
+OUT_OF_PLACE = {
+    "recover": [gtid(3, last_committed=2), query("XA RECOVER")],
+    "end-alone": [gtid(3, last_committed=2), query("XA END 'a'")],
+    "end-in-begin": [
+        gtid(3, last_committed=2),
+        query("BEGIN"),
+        ITEMS,
+        rows([1]),
+        query("XA END 'a'"),
+        xid(3),
+    ],  # fmt: skip
+    "xa-body-commit": [
+        gtid(3, last_committed=2),
+        query("XA START 'a'"),
+        ITEMS,
+        rows([1]),
+        query("COMMIT"),
+    ],  # fmt: skip
+    "prepare-in-begin": [
+        gtid(3, last_committed=2),
+        query("BEGIN"),
+        ITEMS,
+        rows([1]),
+        _prepare(b"a"),
+    ],  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("applier", APPLIERS)
+@pytest.mark.parametrize("case", OUT_OF_PLACE)
+def test_xa_statements_out_of_place_stop_the_channel_as_a_relay_log_read_failure(
+    tmp_path: Path, applier: str, case: str
+) -> None:
+    run = APPLIERS[applier](tmp_path / "data")
+    assert isinstance(run, Replica | MtaReplica)
+    writer = _writer(run)  # type: ignore[arg-type]
+    try:
+        _append(writer, [*SETUP, *OUT_OF_PLACE[case]])
+        run.start()
+        assert run.exited.wait(30)
+        error = run.exits[0]
+        workers = [w.last_error.number for w in run.status.snapshot().workers]
+        assert error is not None
+        assert ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE in (error.number, *workers)
+        assert not run.executed.contains(UUID, "", 3)
+        assert _ids(run) == []
+    finally:
+        writer.close()
+        run.close()
