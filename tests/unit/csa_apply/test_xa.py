@@ -124,7 +124,7 @@ def test_an_unknown_xid_stops_the_channel_with_1397(tmp_path: Path, applier: str
         run.close()
 
 
-OUT_OF_PLACE = {
+OUT_OF_PLACE: dict[str, list[Event]] = {
     "recover": [gtid(3, last_committed=2), query("XA RECOVER")],
     "end-alone": [gtid(3, last_committed=2), query("XA END 'a'")],
     "end-in-begin": [
