@@ -236,9 +236,7 @@ class TransactionApplier:
             except EngineError as exc:
                 raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
             except BinlogError as exc:
-                raise ApplyError(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
-                                 format_message(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
-                                                str(exc))) from exc  # fmt: skip
+                raise _read_failure(exc) from exc
         self.ended = True
         return True
 
@@ -258,9 +256,7 @@ class TransactionApplier:
             try:
                 rows = list(decode_events(prepared.events))
             except BinlogError as exc:
-                raise ApplyError(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
-                                 format_message(ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
-                                                str(exc))) from exc  # fmt: skip
+                raise _read_failure(exc) from exc
             for rows_event in rows:
                 self._apply_rows(rows_event)
         self.ended = True
@@ -290,3 +286,9 @@ class TransactionApplier:
                             gtid=self.gtid)  # fmt: skip
             detail = exc.row_event_detail(self.source_log, event.header.log_pos)
             raise ApplyError(exc.code, detail, transient=exc.transient) from exc
+
+
+def _read_failure(error: BinlogError) -> ApplyError:
+    """A prepared XA transaction's events that cannot be encoded or read back."""
+    code = ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE
+    return ApplyError(code, format_message(code, str(error)))
