@@ -16,14 +16,17 @@ from spark_replica.applier_core.apply.xa import (
     encode_events,
     parse_xa,
 )
-from spark_replica.applier_core.binlog.events import Event, XaPrepare
+from spark_replica.applier_core.binlog.codec import encode_event
+from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.events import Event, XaPrepare, make_header
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows import RowsEvent
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.binlog.transactions import Transaction, group_transactions
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.receiver.convert import MariadbConverter
+from spark_replica.applier_core.receiver.convert import MariadbConverter, MysqlTracker
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef, TransactionRef
+from tests.unit.csa.helpers import ITEMS, UUID, gtid, query, rows
 
 MARIADB_XA = Path(__file__).parents[2] / "fixtures" / "binlogs" / "mariadb-10.11-xa.000001"
 
@@ -186,3 +189,18 @@ def test_xa_statements_out_of_place_are_refused() -> None:
                 applier.apply(Query.build(header, text, db="x"))
         assert raised.value.code == ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE
         applier.session.rollback()
+
+
+def test_the_receiver_follows_a_mysql_sources_xa_transactions() -> None:
+    """XA START opens a body as BEGIN does (not a DDL's single statement), the XA_prepare
+    event ends it, XA COMMIT is a transaction of its own."""
+    first = [gtid(1), query("XA START X'61',X'',1"), ITEMS, rows([1]),
+             query("XA END X'61',X'',1"), XaPrepare(make_header(EventType.XA_PREPARE), False, 1,
+                                                    b"a", b"")]  # fmt: skip
+    second = [gtid(2), query("XA COMMIT X'61',X'',1")]
+    tracker, maps = MysqlTracker(), {ITEMS.table_id: ITEMS}
+    ends = []
+    for event in (*first, *second):
+        tracker.convert(encode_event(event, checksum=False, log_pos=0, table_maps=maps))
+        ends.append(tracker.ended)
+    assert ends == [None] * 5 + [(UUID, 1), None, (UUID, 2)]
