@@ -1,9 +1,10 @@
 """XA transactions run on a real MariaDB source reach the replica as a MySQL replica applies
 them: a prepared transaction's rows stay invisible until its XA COMMIT, XA ROLLBACK drops
-them, XA COMMIT ... ONE PHASE commits at once, prepared transactions interleave, and one
-prepared before a restart of the replica server is committed after it (on the Spark engine
-too, whose commit points record the prepared transactions). Both appliers end with every
-table equal to the source's, row by row, and the channel running."""
+them, XA COMMIT ... ONE PHASE commits at once, prepared transactions interleave, an XA COMMIT
+of a transaction the replica never saw stops the channel with 1397, and one prepared before a
+restart of the replica server is committed after it (on the Spark engine too, whose commit
+points record the prepared transactions). Both appliers end with every table equal to the
+source's, row by row, and the channel running."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from spark_replica.server.storage import configured_components
 from tests.helpers.live_source import caught_up, following, fresh_source, recorded
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
 from tests.helpers.mariadb import MariaDB
-from tests.helpers.replica_channel import WAIT
+from tests.helpers.replica_channel import WAIT, poll
 from tests.helpers.server import connect, running_server
 
 TABLE = TableRef("xa", "t")
@@ -126,6 +127,31 @@ def test_many_interleaved_xa_transactions_end_as_on_the_source(
         caught_up(cursor, mariadb, WAIT)
     assert _prepared(engine) == []
     assert _rows(engine) == _source_rows(mariadb)
+
+
+@pytest.mark.parametrize("applier", ["csa", "mta"])
+def test_xa_commit_of_a_transaction_the_replica_never_saw_stops_the_channel_with_1397(
+    mariadb: MariaDB, port: int, engine: InMemoryEngine, applier: str
+) -> None:
+    fresh_source(mariadb, "xa")
+    mariadb.sql("CREATE DATABASE xa; CREATE TABLE xa.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    with following(port, mariadb, applier) as cursor:
+        caught_up(cursor, mariadb, WAIT)
+        # Prepared unlogged: only its XA COMMIT reaches the binary log.
+        mariadb.sql("SET sql_log_bin = 0; XA START 'u'; INSERT INTO xa.t VALUES (1, 'u'); "
+                    "XA END 'u'; XA PREPARE 'u'")  # fmt: skip
+        mariadb.sql("XA COMMIT 'u'")
+        found = poll(cursor, lambda s: s["Replica_SQL_Running"] == "No", WAIT)
+        assert found["Last_SQL_Errno"] == 1397
+        cursor.execute("SELECT LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE FROM "
+                       "performance_schema.replication_applier_status_by_worker "
+                       "WHERE LAST_ERROR_NUMBER <> 0")  # fmt: skip
+        [(number, message)] = cursor.fetchall()
+        assert number == 1397
+        assert message.endswith("Error 'XAER_NOTA: Unknown XID' on query. Default database: "
+                                "''. Query: 'XA COMMIT X'75',X'',1'"), message  # fmt: skip
+        assert found["Replica_IO_Running"] == "Yes"
+    assert _rows(engine) == []
 
 
 @pytest.mark.parametrize("applier", ["csa", "mta"])
