@@ -88,8 +88,10 @@ class ErrorCode(enum.IntEnum):
     RELAY_LOG_FAIL = 1371
     RELAY_LOG_INIT = 1380
     CANNOT_USER = 1396
+    XAER_NOTA = 1397
     CANT_CREATE_USER_WITH_GRANT = 1410
     TABLE_DEF_CHANGED = 1412
+    XAER_DUPID = 1440
     WRONG_VALUE = 1525
     EVENT_ALREADY_EXISTS = 1537
     EVENT_DOES_NOT_EXIST = 1539
@@ -342,6 +344,8 @@ CATALOGUE: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.RELAY_LOG_FAIL: ("HY000", "Failed purging old relay logs: %s"),
     ErrorCode.RELAY_LOG_INIT: ("HY000", "Failed initializing relay log position: %s"),
     ErrorCode.CANNOT_USER: ("HY000", "Operation %s failed for %.256s"),
+    ErrorCode.XAER_NOTA: ("XAE04", "XAER_NOTA: Unknown XID"),
+    ErrorCode.XAER_DUPID: ("XAE08", "XAER_DUPID: The XID already exists"),
     ErrorCode.CANT_CREATE_USER_WITH_GRANT: (
         "42000",
         "You are not allowed to create a user with GRANT",

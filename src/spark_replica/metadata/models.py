@@ -259,6 +259,18 @@ class ReplicaObject(Base, kw_only=True):
     definition: Mapped[str] = mapped_column(Text)
 
 
+class ReplicaXaPrepared(Base, kw_only=True):
+    """A prepared XA transaction the Spark engine keeps until its XA COMMIT or XA ROLLBACK:
+    the GTID of its prepare and its row events (``apply.xa.encode_events``), recorded at the
+    engine's commit points with the executed GTIDs."""
+
+    __tablename__ = "replica_xa_prepared"
+
+    xid: Mapped[str] = mapped_column(String(300), primary_key=True)
+    gtid: Mapped[str] = mapped_column(String(200))
+    events: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class ReplicaAccount(Base, kw_only=True):
     """A replicated user or role the Spark engine keeps: its plugin, hash, privileges and
     roles (JSON), recorded at the engine's commit points."""

@@ -1,9 +1,9 @@
 """The Spark engine's state in the metadata database (``SparkStateStore``).
 
 ``commit_spark_state`` is the engine's commit point: the databases, the tables, kept
-objects and replicated accounts that changed, the engine counters and the executed GTID set
-are written in one transaction, so after a crash the store holds either the whole batch or
-none of it.
+objects, replicated accounts and prepared XA transactions that changed, the engine counters
+and the executed GTID set are written in one transaction, so after a crash the store holds
+either the whole batch or none of it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from spark_replica.applier_core.storage.objects import (
     object_from_json,
     object_to_json,
 )
+from spark_replica.applier_core.storage.prepared_xa import PreparedXa
 from spark_replica.applier_core.storage.spark.state import (
     DurableState,
     StoredTable,
@@ -42,6 +43,7 @@ from spark_replica.metadata.models import (
     ReplicaEngineState,
     ReplicaObject,
     ReplicaTable,
+    ReplicaXaPrepared,
 )
 
 _STATE_ID = 1
@@ -75,6 +77,10 @@ class SparkStateRepository:
             for found in s.scalars(select(ReplicaObject)):
                 ref = ObjectRef(ObjectKind(found.kind), found.schema_name, found.name)
                 objects[ref.key] = object_from_json(ref, found.definition)
+            prepared = {
+                row.xid: PreparedXa(row.xid, row.gtid, row.events)
+                for row in s.scalars(select(ReplicaXaPrepared))
+            }
             gtids = tuple(
                 (r[0], r[1], r[2], r[3])
                 for r in s.execute(
@@ -97,6 +103,7 @@ class SparkStateRepository:
             MappingProxyType(objects),
             MappingProxyType(accounts),
             MappingProxyType(collations),
+            MappingProxyType(prepared),
         )
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
@@ -130,6 +137,8 @@ class SparkStateRepository:
                 _commit_objects(s, before, after)
             if before.accounts != after.accounts:
                 _commit_accounts(s, before, after)
+            if before.prepared_xa != after.prepared_xa:
+                _commit_prepared(s, before, after)
             s.merge(
                 ReplicaEngineState(
                     id=_STATE_ID,
@@ -160,6 +169,15 @@ def _commit_objects(s: Session, before: DurableState, after: DurableState) -> No
             ref = stored.ref
             s.add(ReplicaObject(kind=ref.kind.value, schema_name=ref.schema, name=ref.name,
                                 definition=object_to_json(stored)))  # fmt: skip
+
+
+def _commit_prepared(s: Session, before: DurableState, after: DurableState) -> None:
+    gone = [xid for xid in before.prepared_xa if xid not in after.prepared_xa]
+    if gone:
+        s.execute(delete(ReplicaXaPrepared).where(ReplicaXaPrepared.xid.in_(gone)))
+    for xid, prepared in after.prepared_xa.items():
+        if before.prepared_xa.get(xid) != prepared:
+            s.merge(ReplicaXaPrepared(xid=xid, gtid=prepared.gtid, events=prepared.events))
 
 
 def _commit_accounts(s: Session, before: DurableState, after: DurableState) -> None:

@@ -21,6 +21,7 @@ from spark_replica.applier_core.channels.config import (
     SourceConnection,
 )
 from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
+from spark_replica.applier_core.storage.prepared_xa import PreparedXa
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 from spark_replica.metadata import (
     MYSQL_TABLE_NAMES,
@@ -697,3 +698,18 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
     store.commit_spark_state(first, second)
     assert store.load_spark_state() == second
     assert store.load_gtid_executed() == [(UUID_A, "", 1, 8)]
+
+
+def test_prepared_xa_transactions_are_recorded_at_the_commit_point(store: MetadataStore) -> None:
+    """Prepared XA transactions are written with the GTIDs of the commit point that keeps or
+    drops them, their events as bytes."""
+    kept_a = PreparedXa("X'61',X'',1", f"{UUID_A}:2", b"\x00\x01events\xff")
+    kept_b = PreparedXa("X'62',X'71',7", f"{UUID_A}:3", b"")
+    both = MappingProxyType({kept_a.xid: kept_a, kept_b.xid: kept_b})
+    first = DurableState(gtids=((UUID_A, "", 1, 3),), prepared_xa=both)
+    store.commit_spark_state(DurableState(), first)
+    assert store.load_spark_state() == first
+    second = first.with_tables(first.tables, gtids=((UUID_A, "", 1, 4),),
+                               prepared_xa=MappingProxyType({kept_b.xid: kept_b}))  # fmt: skip
+    store.commit_spark_state(first, second)
+    assert store.load_spark_state() == second

@@ -20,6 +20,7 @@ from spark_replica.applier_core.binlog.generator.simulate import (
     simulate,
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.applier_core.mta.databases import databases_of
 from spark_replica.applier_core.mta.partitions import (
     MAX_DBS_IN_EVENT_MTS,
     Claim,
@@ -28,6 +29,7 @@ from spark_replica.applier_core.mta.partitions import (
     partitions_of,
 )
 from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession, TransactionRef
+from tests.unit.csa.helpers import ITEMS, query, rows
 from tests.unit.csa_apply.harness import WAIT, Content, copy_into_relay_log
 from tests.unit.mta.harness import MtaReplica, channel_threads
 
@@ -277,3 +279,12 @@ def test_restart_applies_only_what_is_missing(tmp_path: Path) -> None:
     _apply(replica, stream, content)
     replica.relay_logs = type(replica.relay_logs)(tmp_path / "data")
     _apply(replica, stream, content)
+
+
+def test_xa_transactions_databases() -> None:
+    """XA START opens a body as BEGIN does; XA COMMIT and XA ROLLBACK change the databases of
+    a prepared transaction the coordinator does not see: they run alone."""
+    first = [query("XA START 'a'"), ITEMS, rows([1]), query("XA END 'a'")]
+    assert databases_of(first) == frozenset({"shop"})
+    assert databases_of([query("XA COMMIT 'a'")]) is None
+    assert databases_of([query("XA ROLLBACK 'a'")]) is None

@@ -23,8 +23,9 @@ body */`` only on MariaDB. What is left is sorted by ``effect``:
   (docs/replica-commands.md). FLUSH PRIVILEGES has nothing to do: the accounts change when
   the statement commits.
 
-Anything else (DML logged as a statement, XA) goes to the engine, which refuses what it
-cannot apply with MySQL's error naming it: nothing is skipped silently.
+XA statements are the applier's (``apply.xa``). Anything else (DML logged as a statement)
+goes to the engine, which refuses what it cannot apply with MySQL's error naming it: nothing
+is skipped silently.
 """
 
 from __future__ import annotations

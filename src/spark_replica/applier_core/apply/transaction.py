@@ -6,7 +6,9 @@ rows events become row changes, a DDL Query event runs as DDL (with its executab
 as the source ran them: ``statements``), an account statement changes the engine's replicated
 accounts the same way (``storage.accounts``), a statement that stores nothing (ANALYZE TABLE,
 SAVEPOINT, a trigger's definition, ...) is taken as applied, and the transaction's end (Xid,
-or a COMMIT Query) tells the caller to prepare and commit. A failure is an
+or a COMMIT Query) tells the caller to prepare and commit. An XA transaction's rows are kept
+by the engine at its XA_prepare event and applied by its ``XA COMMIT`` (``apply.xa``,
+docs/decisions/0015). A failure is an
 ``ApplyError`` carrying MySQL's error number and the texts of SHOW REPLICA STATUS.
 """
 
@@ -18,13 +20,29 @@ from typing import Protocol
 
 from spark_replica.applier_core.apply.errors import SourcePosition, worker_error
 from spark_replica.applier_core.apply.statements import Effect, as_executed, effect
+from spark_replica.applier_core.apply.xa import (
+    XaStatement,
+    XaVerb,
+    Xid,
+    decode_events,
+    encode_events,
+    parse_xa,
+)
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import Event, Gtid, Xid
+from spark_replica.applier_core.binlog.errors import BinlogError
+from spark_replica.applier_core.binlog.events import Event, Gtid, XaPrepare
+from spark_replica.applier_core.binlog.events import Xid as XidEvent
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows import RowsEvent
 from spark_replica.applier_core.binlog.versions import UNKNOWN_VERSION, SourceVersion
-from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.storage import EngineError, EngineSession, RowChange, TableRef
+from spark_replica.applier_core.errors import ErrorCode, format_message
+from spark_replica.applier_core.storage import (
+    EngineError,
+    EngineSession,
+    PreparedXa,
+    RowChange,
+    TableRef,
+)
 from spark_replica.applier_core.storage.accounts import redacted
 from spark_replica.applier_core.storage.collations import CharsetDefaults
 
@@ -91,6 +109,9 @@ class TransactionApplier:
     ended: bool = False
     #: BEGIN was applied: statements that store nothing do not end the transaction.
     explicit: bool = False
+    #: ``XA START`` was applied: its xid, and the row events kept for the prepare.
+    xa: Xid | None = None
+    xa_rows: list[RowsEvent] | None = None
 
     def apply_all(self, events: EventSource, wait: float) -> int | None:
         """Apply ``events`` up to the transaction's end, then prepare the session; the number
@@ -125,11 +146,16 @@ class TransactionApplier:
                 self.version = SourceVersion.of_gtid_event(event.original_server_version)
             return False
         if isinstance(event, RowsEvent):
-            self._apply_rows(event)
+            if self.xa_rows is not None:
+                self.xa_rows.append(event)
+            else:
+                self._apply_rows(event)
             return False
-        if isinstance(event, Xid):
+        if isinstance(event, XidEvent):
             self.ended = True
             return True
+        if isinstance(event, XaPrepare) and self.xa is not None:
+            return self._xa_prepare(Xid.of_prepare(event), one_phase=event.one_phase)
         if isinstance(event, Query):
             return self._apply_query(event)
         raise ApplyError(
@@ -142,6 +168,8 @@ class TransactionApplier:
         if event.is_begin:
             self.explicit = True
             return False
+        if event.query.lstrip()[:3].upper() == "XA ":
+            return self._apply_xa(event)
         if event.is_commit:
             if event.query.strip().upper() == "ROLLBACK":
                 raise ApplyError(
@@ -177,6 +205,75 @@ class TransactionApplier:
         self.ended = not self.explicit
         return self.ended
 
+    # -- XA (apply.xa) -----------------------------------------------------------------------
+
+    def _apply_xa(self, event: Query) -> bool:
+        try:
+            statement = parse_xa(event.query)
+        except ValueError:
+            statement = None
+        if statement is None or statement.xid is None:
+            raise self._unexpected_xa(event)
+        verb, xid = statement.verb, statement.xid
+        if verb is XaVerb.START and self.xa is None and not self.explicit:
+            self.explicit, self.xa, self.xa_rows = True, xid, []
+            return False
+        if self.xa is not None and xid == self.xa:
+            if verb is XaVerb.END:
+                return False
+            if verb is XaVerb.PREPARE:  # an XA PREPARE Query instead of the XA_prepare event
+                return self._xa_prepare(xid, one_phase=False)
+            if verb is XaVerb.COMMIT and statement.one_phase:
+                return self._xa_prepare(xid, one_phase=True)
+        if self.explicit or verb not in (XaVerb.COMMIT, XaVerb.ROLLBACK):
+            raise self._unexpected_xa(event)
+        return self._xa_complete(event, statement)
+
+    def _xa_prepare(self, xid: Xid, *, one_phase: bool) -> bool:
+        """The end of an XA transaction's first phase: keep its rows in the engine, or apply
+        them now when it commits in one phase."""
+        rows, self.xa, self.xa_rows = self.xa_rows or [], None, None
+        if one_phase:
+            for event in rows:
+                self._apply_rows(event)
+        else:
+            try:
+                self.session.keep_prepared(PreparedXa(xid.text, self.gtid, encode_events(rows)))
+            except EngineError as exc:
+                raise ApplyError(exc.code, str(exc), transient=exc.transient) from exc
+            except BinlogError as exc:
+                raise _read_failure(exc) from exc
+        self.ended = True
+        return True
+
+    def _xa_complete(self, event: Query, statement: XaStatement) -> bool:
+        """``XA COMMIT`` applies the prepared transaction's rows; ``XA ROLLBACK`` drops them;
+        an xid that is not prepared is MySQL's 1397."""
+        assert statement.xid is not None
+        prepared = self.session.take_prepared(statement.xid.text)
+        if prepared is None:
+            message = format_message(ErrorCode.XAER_NOTA)
+            raise ApplyError(
+                ErrorCode.XAER_NOTA,
+                f"Error '{message}' on query. Default database: '{event.db}'. "
+                f"Query: '{event.query}'",
+            )
+        if statement.verb is XaVerb.COMMIT:
+            try:
+                rows = list(decode_events(prepared.events))
+            except BinlogError as exc:
+                raise _read_failure(exc) from exc
+            for rows_event in rows:
+                self._apply_rows(rows_event)
+        self.ended = True
+        return True
+
+    def _unexpected_xa(self, event: Query) -> ApplyError:
+        return ApplyError(
+            ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE,
+            f"Relay log read failure: unexpected '{event.query}' in transaction '{self.gtid}'",
+        )
+
     def _apply_rows(self, event: RowsEvent) -> None:
         table_map = event.table_map
         assert table_map is not None, "the decoder attaches the Table_map"
@@ -195,3 +292,9 @@ class TransactionApplier:
                             gtid=self.gtid)  # fmt: skip
             detail = exc.row_event_detail(self.source_log, event.header.log_pos)
             raise ApplyError(exc.code, detail, transient=exc.transient) from exc
+
+
+def _read_failure(error: BinlogError) -> ApplyError:
+    """A prepared XA transaction's events that cannot be encoded or read back."""
+    code = ErrorCode.REPLICA_RELAY_LOG_READ_FAILURE
+    return ApplyError(code, format_message(code, str(error)))

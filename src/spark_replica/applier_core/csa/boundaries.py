@@ -2,10 +2,12 @@
 
 The rules of ``binlog.transactions`` (TransactionGrouper), narrowed to row-based replication
 with GTIDs: GTID events open transactions; body events (Table_map, rows, Rows_query) go into
-them; Xid, a Transaction_payload or a COMMIT query end them; Format_description, Rotate,
-Previous_gtids, Stop, heartbeats and ignorable events are consumed by the reader, inside a
-transaction too. Everything else is refused with the text of ERR.11: statement-only events
-(Intvar, Rand, User_var, LOAD DATA), Incident, XA, MariaDB GTIDs, and unknown types without
+them; Xid, an XA_prepare event, a Transaction_payload or a COMMIT query end them; an ``XA
+START`` opens a body as BEGIN does, and ``XA COMMIT``/``XA ROLLBACK`` are transactions of a
+single statement (docs/decisions/0015); Format_description, Rotate, Previous_gtids, Stop,
+heartbeats and ignorable events are consumed by the reader, inside a transaction too.
+Everything else is refused with the text of ERR.11: statement-only events (Intvar, Rand,
+User_var, LOAD DATA), Incident, other XA statements, MariaDB GTIDs, and unknown types without
 the ignorable flag. Transactions whose GTID is executed already are marked to skip.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from spark_replica.applier_core.apply.xa import xa_verb as xa_verb
 from spark_replica.applier_core.binlog.constants import STATEMENT_ONLY_EVENTS, EventType
 from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.binlog.events_query import Query
@@ -37,7 +40,7 @@ def _kinds() -> tuple[int, ...]:
         BODY: (t.TABLE_MAP, t.ROWS_QUERY, t.MARIADB_ANNOTATE_ROWS, t.WRITE_ROWS_V1,
                t.UPDATE_ROWS_V1, t.DELETE_ROWS_V1, t.WRITE_ROWS, t.UPDATE_ROWS, t.DELETE_ROWS,
                t.PARTIAL_UPDATE_ROWS),
-        XID: (t.XID,),
+        XID: (t.XID, t.XA_PREPARE),
         PAYLOAD: (t.TRANSACTION_PAYLOAD,),
         QUERY: (t.QUERY,),
         GTID: (t.GTID, t.ANONYMOUS_GTID, t.GTID_TAGGED),
@@ -46,7 +49,7 @@ def _kinds() -> tuple[int, ...]:
                   t.TRANSACTION_CONTEXT, t.VIEW_CHANGE, t.MARIADB_GTID_LIST,
                   t.MARIADB_BINLOG_CHECKPOINT),
         UNSUPPORTED: (*STATEMENT_ONLY_EVENTS, t.UNKNOWN, t.START_V3, t.SLAVE, t.INCIDENT,
-                      t.XA_PREPARE, t.MARIADB_GTID, t.MARIADB_START_ENCRYPTION),
+                      t.MARIADB_GTID, t.MARIADB_START_ENCRYPTION),
     }  # fmt: skip
     for kind, types in groups.items():
         for type_code in types:

@@ -27,6 +27,7 @@ from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
 _TABLE_MAP = int(EventType.TABLE_MAP)
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
 _XID = int(EventType.XID)
+_ENDS = frozenset({_XID, int(EventType.XA_PREPARE)})
 
 
 class EventDecoder:
@@ -64,9 +65,9 @@ class EventDecoder:
 
 
 def is_commit(events: tuple[Event, ...]) -> bool:
-    """Whether ``events`` is a commit event (Xid, or a COMMIT/ROLLBACK query): its memory is
-    never counted (WL10500.RM.2)."""
+    """Whether ``events`` is a commit event (Xid, XA_prepare, or a COMMIT/ROLLBACK query): its
+    memory is never counted (WL10500.RM.2)."""
     if len(events) != 1:
         return False
     event = events[0]
-    return event.header[1] == _XID or (isinstance(event, Query) and event.is_commit)
+    return event.header[1] in _ENDS or (isinstance(event, Query) and event.is_commit)

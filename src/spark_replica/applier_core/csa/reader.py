@@ -8,7 +8,9 @@ transaction is handed out right after its GTID event (STREAM.1). A GTID event th
 a transaction is open truncates it (STREAM.3, T72), and so does a Format_description event of
 a restarted source; a Query right after the GTID event that is not ``BEGIN`` is DDL, a
 transaction of its own; inside a ``BEGIN`` body only savepoints and ``COMMIT``/``ROLLBACK``
-are accepted (a statement there is statement-based replication).
+are accepted (a statement there is statement-based replication). ``XA START`` opens a body
+that ``XA END`` and an XA_prepare event (or an ``XA PREPARE`` Query) close; ``XA COMMIT`` and
+``XA ROLLBACK`` are single statements (docs/decisions/0015).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from spark_replica.applier_core.csa.boundaries import (
     belongs_in_body,
     is_xa,
     skip_predicate,
+    xa_verb,
 )
 from spark_replica.applier_core.csa.fetchable import FetchableTransaction
 from spark_replica.applier_core.csa.holds import FileHolds, purge_quietly
@@ -116,6 +119,7 @@ class TransactionReader:
         self._active: FetchableTransaction | None = None
         self._found: FetchableTransaction | None = None
         self._in_body = False  # a BEGIN opened the active transaction's body
+        self._in_xa = False  # the body is an XA transaction's (XA START)
         self._file = ""  # the last file the active transaction has events in
         self._pending: list[Item] = []
         self._pending_memory = 0
@@ -319,19 +323,38 @@ class TransactionReader:
             self._in_body = True
             self._add(trx, relay, size, query)
         elif query.is_commit:
-            if not self._in_body:
+            if not self._in_body or self._in_xa:
                 raise self._unexpected(relay)
             self._add(trx, relay, 0, query)
             self._complete(relay)
+        elif is_xa(query):
+            self._xa_query(trx, relay, query)
         elif self._in_body:
             if not belongs_in_body(query):
                 raise self._unexpected(relay)  # a statement inside a row transaction
             self._add(trx, relay, size, query)
         else:
-            if is_xa(query):
-                raise self._unexpected(relay)
             self._add(trx, relay, size, query)  # DDL: a transaction of its own
             self._complete(relay)
+
+    def _xa_query(self, trx: FetchableTransaction, relay: RelayEvent, query: Query) -> None:
+        verb = xa_verb(query)
+        if verb == "START" and not self._in_body:
+            self._in_body = self._in_xa = True
+            self._add(trx, relay, len(relay.data), query)
+        elif verb == "END" and self._in_xa:
+            self._add(trx, relay, len(relay.data), query)
+        elif verb == "PREPARE" and self._in_xa:
+            self._add(trx, relay, 0, query)
+            self._complete(relay)
+        elif verb == "COMMIT" and self._in_xa:  # XA COMMIT ... ONE PHASE
+            self._add(trx, relay, 0, query)
+            self._complete(relay)
+        elif verb in ("COMMIT", "ROLLBACK") and not self._in_body:
+            self._add(trx, relay, len(relay.data), query)
+            self._complete(relay)
+        else:
+            raise self._unexpected(relay)
 
     def _format_description(self, relay: RelayEvent) -> None:
         fde = self._decode(relay)
@@ -393,6 +416,7 @@ class TransactionReader:
         )
         self._clock_reset = False
         self._active, self._in_body, self._file = trx, False, relay.file
+        self._in_xa = False
         self._trx_bytes, self._trx_length = len(relay.data), gtid.transaction_length
         return trx
 

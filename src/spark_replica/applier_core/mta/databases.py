@@ -5,6 +5,9 @@ Query event that is not ``BEGIN``) changes the databases the source listed in it
 ``Q_UPDATED_DB_NAMES`` status variable (WL5569.FALLBACK.2: the coordinator never parses SQL);
 without that list (an old source), or with the source's "too many to list" mark, its
 databases are unknown (R1.C). Savepoints, ``COMMIT``, rows and Xid events add nothing.
+``XA START`` opens a body as ``BEGIN`` does; an ``XA COMMIT`` or ``XA ROLLBACK`` changes the
+databases of a prepared transaction the coordinator does not see, so it runs alone
+(docs/decisions/0015).
 
 ``scan`` reads a transaction's events on the coordinator (keeping none of them), then rewinds
 it for the worker (a transaction up to the cache threshold keeps its decoded events, a larger
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from spark_replica.applier_core.apply.xa import xa_verb
 from spark_replica.applier_core.binlog.events import Event
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
@@ -34,6 +38,12 @@ def databases_of(events: Iterable[Event]) -> frozenset[str] | None:
         if isinstance(event, TableMapEvent):
             found.add(event.definition.schema)
         elif isinstance(event, Query) and first and not event.is_begin:
+            verb = xa_verb(event)
+            if verb == "START":
+                first = False
+                continue
+            if verb is not None:
+                return None
             names = event.status.updated_db_names
             return partitions_of(names) if names else None  # DDL: () = over the maximum
         first = False

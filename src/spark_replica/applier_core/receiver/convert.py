@@ -9,7 +9,10 @@ The relay log of a channel on a MariaDB source holds what a MySQL source would h
 - its Format_description becomes a MySQL 8.4 one (same server id, version text, checksum);
 - each MariaDB GTID event (162) becomes a GTID event (33) holding the GTID under its encoded
   UUID, with the logical clock ``CommitGroups`` derives from the commit ids, followed by a
-  BEGIN Query event unless the transaction is standalone (MariaDB writes no BEGIN);
+  BEGIN Query event unless the transaction is standalone (MariaDB writes no BEGIN), or by
+  ``XA START xid`` when it is flagged PREPARED_XA (the first phase of an XA transaction, which
+  ends with an XA_prepare event as MySQL's does; its ``XA COMMIT``/``XA ROLLBACK`` comes as a
+  standalone transaction: docs/decisions/0015);
 - Annotate_rows (160), Binlog_checkpoint (161) and Gtid_list (163) are left out: they only
   describe, and the replica keeps its own GTID state;
 - every other event (Query, Table_map, rows events, Xid, Rotate) goes through unchanged.
@@ -21,12 +24,13 @@ from __future__ import annotations
 
 from spark_replica.applier_core.binlog.codec import encode_event
 from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     FormatDescription,
     Gtid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid
+from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidFlag
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.binlog.versions import SourceVersion
@@ -68,7 +72,7 @@ class MariadbConverter:
         if kind in _DROPPED:
             self._decoder.decode(raw)  # checked all the same
             return []
-        if kind == EventType.XID or (kind == EventType.QUERY and self._open is not None):
+        if kind in _ENDS or (kind == EventType.QUERY and self._open is not None):
             self._track_end(raw)
         if kind not in (EventType.FORMAT_DESCRIPTION, 162):
             return [raw]
@@ -123,24 +127,47 @@ class MariadbConverter:
         )
         events = [encode_event(gtid, checksum=self._checksum, log_pos=header.log_pos)]
         if not event.standalone:
+            opening = "BEGIN"
+            if event.flags & MariadbGtidFlag.PREPARED_XA:
+                opening = f"XA START {xid_text(event.extra)}"
             begin = Query.build(
                 make_header(
                     EventType.QUERY, timestamp=header.timestamp, server_id=header.server_id
                 ),
-                "BEGIN",
+                opening,
             )
             events.append(encode_event(begin, checksum=self._checksum, log_pos=header.log_pos))
         return events
 
 
-_COMMIT_TYPES = frozenset({EventType.XID, EventType.TRANSACTION_PAYLOAD})
+def xid_text(extra: bytes) -> str:
+    """The xid a MariaDB GTID event flagged PREPARED_XA or COMPLETED_XA carries (format id,
+    4 bytes; gtrid and bqual lengths, 1 byte each; gtrid; bqual), in MySQL's logged form.
+
+    >>> xid_text(bytes([7, 0, 0, 0, 1, 1]) + b"bq")
+    "X'62',X'71',7"
+
+    Raises:
+        BinlogError: ``extra`` is too short for the xid it announces.
+    """
+    if len(extra) < 6 or len(extra) < 6 + extra[4] + extra[5]:
+        raise BinlogError("MariaDB GTID: the XA transaction's xid is cut short")
+    format_id = int.from_bytes(extra[:4], "little", signed=True)
+    gtrid_end = 6 + extra[4]
+    gtrid, bqual = extra[6:gtrid_end], extra[gtrid_end : gtrid_end + extra[5]]
+    return f"X'{gtrid.hex()}',X'{bqual.hex()}',{format_id}"
+
+
+_ENDS = frozenset({EventType.XID, EventType.XA_PREPARE})
+_COMMIT_TYPES = frozenset({EventType.XID, EventType.XA_PREPARE, EventType.TRANSACTION_PAYLOAD})
 _GTID_TYPES = frozenset({EventType.GTID, EventType.GTID_TAGGED})
 
 
 class MysqlTracker:
     """Passes a MySQL source's events through unchanged, following its transactions: a GTID
     event starts one; an Xid, a COMMIT query, a compressed transaction's payload, or the
-    single Query of a DDL (a GTID event not followed by BEGIN) ends it. Same interface as
+    single Query of a DDL (a GTID event not followed by BEGIN) ends it; ``XA START`` opens a
+    body as BEGIN does, and an XA_prepare event ends it. Same interface as
     ``MariadbConverter``."""
 
     def __init__(self) -> None:
@@ -183,7 +210,7 @@ class MysqlTracker:
             elif kind == EventType.QUERY:
                 event = self._decoder.decode(raw)
                 text = event.query.strip().upper() if isinstance(event, Query) else ""
-                if text == "BEGIN" and not self._began:
+                if (text == "BEGIN" or text.startswith("XA START")) and not self._began:
                     self._began = True
                 elif not self._began or text in ("COMMIT", "ROLLBACK"):
                     self.ended, self._open = self._open, None

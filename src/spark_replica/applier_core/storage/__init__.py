@@ -38,6 +38,7 @@ from spark_replica.applier_core.storage.locks import (
 )
 from spark_replica.applier_core.storage.memory import InMemoryEngine as InMemoryEngine
 from spark_replica.applier_core.storage.memory import InMemorySession as InMemorySession
+from spark_replica.applier_core.storage.prepared_xa import PreparedXa as PreparedXa
 
 __all__ = [
     "DEFAULT_LOCK_WAIT_TIMEOUT",
@@ -58,6 +59,7 @@ __all__ = [
     "Key",
     "LockManager",
     "LockStats",
+    "PreparedXa",
     "Row",
     "RowChange",
     "SessionState",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from spark_replica.applier_core.storage.collations import CharsetDefaults
     from spark_replica.applier_core.storage.locks import LockManager
     from spark_replica.applier_core.storage.objects import StoredObject
+    from spark_replica.applier_core.storage.prepared_xa import PreparedXa
 
 #: A row: column values in table-column order.
 Row: TypeAlias = tuple[object, ...]
@@ -353,6 +354,20 @@ class EngineSession(Protocol):
         """
         ...
 
+    def keep_prepared(self, prepared: PreparedXa) -> None:
+        """Stage keeping a prepared XA transaction (``storage.prepared_xa``): kept once this
+        transaction commits.
+
+        Raises:
+            EngineError: 1440 when its xid is prepared already.
+        """
+        ...
+
+    def take_prepared(self, xid: str) -> PreparedXa | None:
+        """The prepared XA transaction kept under ``xid`` (None: there is none), staged to be
+        dropped when this transaction commits."""
+        ...
+
     def prepare(self) -> None:
         """End the apply phase: after it only ``commit`` or ``rollback`` may follow.
 
@@ -430,6 +445,10 @@ class StorageEngine(Protocol):
 
     def accounts(self) -> Accounts:
         """The replicated accounts as of the last commit (``storage.accounts``)."""
+        ...
+
+    def prepared_xa(self) -> list[PreparedXa]:
+        """The prepared XA transactions as of the last commit, sorted by xid."""
         ...
 
     def rows(self, table: TableRef) -> list[Row]:

@@ -67,6 +67,12 @@ from spark_replica.applier_core.storage.memory_tables import (
     updated,
 )
 from spark_replica.applier_core.storage.objects import StoredObject
+from spark_replica.applier_core.storage.prepared_xa import (
+    NO_PREPARED,
+    Prepared,
+    PreparedXa,
+    XaChanges,
+)
 
 _INSERT, _DELETE = RowKind.INSERT, RowKind.DELETE
 _MISSING = object()
@@ -87,10 +93,11 @@ class InMemoryEngine:
         self._locks = LockManager[TransactionRef](lock_wait_timeout)
         self._flusher = GroupCommit(commit_latency, on_flush)
         # _mutex guards _catalog, _tables (replaced whole by DDL, so they may be read without
-        # it), the content of every Table in _tables, and _active.
+        # it), the content of every Table in _tables, _prepared (replaced whole) and _active.
         self._mutex = threading.Lock()
         self._catalog = Catalog()
         self._tables: dict[TableRef, Table] = {}
+        self._prepared: Prepared = NO_PREPARED
         self._active: set[TransactionRef] = set()
 
     def __repr__(self) -> str:
@@ -141,6 +148,9 @@ class InMemoryEngine:
     def accounts(self) -> Accounts:
         return self._catalog.accounts
 
+    def prepared_xa(self) -> list[PreparedXa]:
+        return [self._prepared[xid] for xid in sorted(self._prepared)]
+
     def rows(self, table: TableRef) -> list[Row]:
         with self._mutex:
             found = self._tables.get(table)
@@ -187,11 +197,16 @@ class InMemoryEngine:
         return found
 
     def _commit(
-        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+        self,
+        trx: TransactionRef,
+        ddl: Sequence[DdlOperation],
+        stages: dict[TableRef, Stage],
+        xa: XaChanges,
     ) -> int:
         """Apply a transaction at once; returns the flush group it joined."""
         with self._mutex:
             catalog, tables = self._catalog, self._tables
+            prepared = xa.applied_to(self._prepared)
             if ddl:
                 catalog, tables = run_ddl(ddl, catalog, tables)
             targets = []
@@ -205,12 +220,16 @@ class InMemoryEngine:
             # Nothing below can fail: the transaction is applied whole or not at all.
             for stage, target in targets:
                 stage.commit_into(target)
-            self._catalog, self._tables = catalog, tables
+            self._catalog, self._tables, self._prepared = catalog, tables, prepared
             self._active.discard(trx)
-            return self._committed(trx, ddl, stages)
+            return self._committed(trx, ddl, stages, xa)
 
     def _committed(
-        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+        self,
+        trx: TransactionRef,
+        ddl: Sequence[DdlOperation],
+        stages: dict[TableRef, Stage],
+        xa: XaChanges,
     ) -> int:
         """Called under the mutex once ``trx`` is applied, in commit order; returns the flush
         group it joined (an engine that keeps its own commit log records it here)."""
@@ -231,6 +250,7 @@ class InMemorySession:
         self._strict = True
         self._stages: dict[TableRef, Stage] = {}
         self._ddl: list[DdlOperation] = []
+        self._xa = XaChanges()
         #: The catalog after the staged DDL (None: no DDL staged).
         self._ddl_catalog: Catalog | None = None
         #: The flush group of this session's last commit not known to be flushed (0: none).
@@ -318,6 +338,20 @@ class InMemorySession:
             self._fail(trx, error)
             raise
 
+    def keep_prepared(self, prepared: PreparedXa) -> None:
+        trx = self._require(SessionState.ACTIVE)
+        try:
+            self._xa.keep(prepared, self._engine._prepared)
+        except BaseException as error:
+            if isinstance(error, EngineError):
+                error.add_context(gtid=trx.gtid)
+            self._fail(trx, error)
+            raise
+
+    def take_prepared(self, xid: str) -> PreparedXa | None:
+        self._require(SessionState.ACTIVE)
+        return self._xa.take(xid, self._engine._prepared)
+
     def prepare(self) -> None:
         trx = self._require(SessionState.ACTIVE)
         try:
@@ -333,7 +367,7 @@ class InMemorySession:
         transaction stays committed)."""
         trx = self._require(SessionState.ACTIVE, SessionState.PREPARED)
         try:
-            group = self._engine._commit(trx, self._ddl, self._stages)
+            group = self._engine._commit(trx, self._ddl, self._stages, self._xa)
         except BaseException as error:
             if isinstance(error, EngineError):
                 error.add_context(gtid=trx.gtid)
@@ -376,6 +410,7 @@ class InMemorySession:
         self._trx = None
         self._stages = {}
         self._ddl = []
+        self._xa = XaChanges()
         self._ddl_catalog = None
         self._failed = None
 

@@ -14,7 +14,13 @@ import pyarrow as pa
 import pytest
 
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage import EngineError, RowChange, TableRef, TransactionRef
+from spark_replica.applier_core.storage import (
+    EngineError,
+    PreparedXa,
+    RowChange,
+    TableRef,
+    TransactionRef,
+)
 from spark_replica.applier_core.storage.spark.engine import SparkEngine, slices
 from spark_replica.applier_core.storage.spark.layout import batch_dir, generation_dir
 from spark_replica.applier_core.storage.spark.state import DurableState
@@ -71,6 +77,10 @@ class Writer:
 
     def rows(self, table: TableRef, changes: list[RowChange]) -> None:
         self._run(lambda: self.session.apply_rows(Map(table.schema, table.table), changes))
+
+    def run(self, apply: Any) -> None:
+        """Commit one transaction made of what ``apply`` does in the session."""
+        self._run(apply)
 
     def _run(self, apply: Any) -> None:
         self.gno += 1
@@ -527,3 +537,47 @@ def test_sequences_and_their_rows_are_found_after_a_restart(spark: Any, place: A
         assert third.rows(seq) == [(10, 1, 99, 10, 3, 2, 0, 0)]
     finally:
         third.close()
+
+
+def test_a_prepared_xa_transaction_is_recorded_with_the_gtids_of_its_commit_points(
+    spark: Any, place: Any
+) -> None:
+    """A prepared XA transaction is kept by the commit point of its prepare and dropped by the
+    one of its XA COMMIT, with that transaction's rows: a crash between the two finds it
+    prepared and none of its rows applied, so the XA COMMIT applies them once."""
+    root, inner = place
+    store = GatedStore(inner)
+    engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
+    writer = Writer(engine)
+    setup_tables(writer)  # GTIDs 1-3
+    prepared = PreparedXa("X'78',X'',1", f"{UUID}:4", b"events")
+    writer.run(lambda: writer.session.keep_prepared(prepared))  # GTID 4: the prepare
+
+    def commit(session: Any = writer.session) -> None:
+        assert session.take_prepared(prepared.xid) == prepared
+        session.apply_rows(Map("d", "t"), [RowChange.insert((1, "a"))])
+
+    engine.flush()
+    store.fail = True
+    writer.run(commit)  # GTID 5: XA COMMIT, committed but never recorded (a crash)
+    assert engine.prepared_xa() == [] and engine.rows(T) == [(1, "a")]
+    with pytest.raises(RuntimeError, match="metadata database unreachable"):
+        engine.flush()
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert again.prepared_xa() == [prepared]
+        assert again.rows(T) == []
+        assert again.durable_state().gtids == ((UUID, "", 1, 4),)
+        redo = Writer(again, 5)
+        redo.run(lambda: commit(redo.session))
+        again.flush()
+    finally:
+        again.close()
+    last = start(spark, place)
+    try:
+        assert last.prepared_xa() == [] and last.rows(T) == [(1, "a")]
+        assert last.durable_state().gtids == ((UUID, "", 1, 5),)
+    finally:
+        last.close()

@@ -24,6 +24,7 @@ from spark_replica.applier_core.storage.interface import (
     TableRef,
     TransactionRef,
 )
+from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.layout import CNT, GTID, OP, SEQ, physical
 from spark_replica.applier_core.storage.spark.types import to_arrow_table
 
@@ -50,6 +51,8 @@ class Commit:
     changes: tuple[TableChanges, ...]
     ddl: tuple[DdlOperation, ...] = ()
     rewrites: dict[TableRef, list[Row]] = field(default_factory=dict)
+    #: The prepared XA transactions it kept and took (``storage.prepared_xa``).
+    xa: XaChanges | None = None
 
     @property
     def rows(self) -> int:

@@ -42,6 +42,7 @@ from spark_replica.applier_core.storage.interface import ExecMode, Row, TableRef
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory import InMemoryEngine
 from spark_replica.applier_core.storage.memory_tables import Stage
+from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.commit_log import (
     Commit,
     TableChanges,
@@ -111,6 +112,7 @@ class SparkEngine(InMemoryEngine):
         state = store.load_spark_state()
         self._catalog, self._tables = recover(spark, self._files, self.root, state)
         self._state = state
+        self._prepared = state.prepared_xa
         self._gtids = GtidSet.from_intervals(state.gtids)
         self.snapshots = SnapshotRegistry(spark, self.root, state)
         # _cond guards the commit log and counters below; the flusher waits on it.
@@ -193,7 +195,11 @@ class SparkEngine(InMemoryEngine):
         """Sessions never wait for a flush (``background_durability``)."""
 
     def _committed(
-        self, trx: TransactionRef, ddl: Sequence[DdlOperation], stages: dict[TableRef, Stage]
+        self,
+        trx: TransactionRef,
+        ddl: Sequence[DdlOperation],
+        stages: dict[TableRef, Stage],
+        xa: XaChanges,
     ) -> int:
         changes = tuple(
             TableChanges(
@@ -208,7 +214,7 @@ class SparkEngine(InMemoryEngine):
         rewrites = self._rewrites(ddl) if ddl else {}
         with self._cond:
             self._commits += 1
-            commit = Commit(self._commits, trx, changes, tuple(ddl), rewrites)
+            commit = Commit(self._commits, trx, changes, tuple(ddl), rewrites, xa or None)
             self._log.append(commit)
             self._log_rows += commit.rows
             if self._log_rows >= self.flush_rows or len(self._log) == 1:
@@ -393,9 +399,14 @@ class SparkEngine(InMemoryEngine):
     def _record(self, commits: Sequence[Commit], after: DurableState) -> None:
         """The commit point: record ``after`` with the commits' GTIDs, then tell waiters."""
         gtids = self._gtids.copy()
+        prepared = after.prepared_xa
         for commit in commits:
             _add_gtid(gtids, commit.trx.gtid)
-        after = after.with_tables(after.tables, gtids=tuple(gtids.intervals()))
+            if commit.xa is not None:
+                prepared = commit.xa.applied_to(prepared)
+        after = after.with_tables(
+            after.tables, gtids=tuple(gtids.intervals()), prepared_xa=prepared
+        )
         self._store.commit_spark_state(self._state, after)
         self._state, self._gtids = after, gtids
         self.snapshots.publish(after)

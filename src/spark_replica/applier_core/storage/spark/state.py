@@ -32,6 +32,7 @@ from spark_replica.applier_core.storage.interface import (
     TableDef,
     TableRef,
 )
+from spark_replica.applier_core.storage.prepared_xa import NO_PREPARED, Prepared
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,9 @@ class DurableState:
     accounts: Accounts = field(default_factory=no_accounts)
     #: Each database's default collation, where known (``storage.collations``).
     collations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: The prepared XA transactions (``storage.prepared_xa``), by xid, recorded with the GTIDs
+    #: of the transactions that prepared, committed or rolled them back.
+    prepared_xa: Prepared = field(default_factory=lambda: NO_PREPARED)
 
     def with_tables(
         self, tables: Mapping[TableRef, StoredTable], **changes: object
