@@ -10,6 +10,8 @@ from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.applier_core.storage.objects import (
     CreateObject,
+    ObjectKind,
+    ObjectRef,
     StoredObject,
     parse_object_statement,
 )
@@ -65,18 +67,24 @@ def test_a_view_over_a_dropped_table_is_1356() -> None:
     )
 
 
-def test_a_view_calling_a_stored_function_is_1235_naming_it() -> None:
+def test_a_view_calls_stored_functions_of_its_own_database() -> None:
+    """The view's call names the view's database, wherever the view is read; a function
+    whose body a query cannot compute is refused naming it."""
     calls = _view("CREATE VIEW calls AS SELECT id, next_id(id) AS n FROM orders")
-    kept = {("shop", "next_id")}.__contains__
+    next_id = StoredObject(ObjectRef(ObjectKind.FUNCTION, "shop", "next_id"),
+                           "CREATE FUNCTION next_id(i INT) RETURNS INT RETURN i + 1")  # fmt: skip
     tree = sqlglot.parse_one("SELECT * FROM shop.calls", read="mysql")
+    sql = to_spark_sql(tree, database="other", resolve=TABLES.get,
+                       views={TableRef("shop", "calls"): calls}.get,
+                       functions={("shop", "next_id"): next_id}.get).sql  # fmt: skip
+    assert "LEFT JOIN (SELECT `__s`.`__p0`, CAST(CAST((`__s`.`i` + 1) AS DECIMAL(20, 0)) " in sql
+    branchy = StoredObject(ObjectRef(ObjectKind.FUNCTION, "shop", "next_id"),
+                           "CREATE FUNCTION next_id(i INT) RETURNS INT BEGIN "
+                           "WHILE i < 0 DO SET i = i + 1; END WHILE; RETURN i; END")  # fmt: skip
     with pytest.raises(ReplicaError) as caught:
         to_spark_sql(tree, database="other", resolve=TABLES.get,
-                     views={TableRef("shop", "calls"): calls}.get, functions=kept)  # fmt: skip
+                     views={TableRef("shop", "calls"): calls}.get,
+                     functions={("shop", "next_id"): branchy}.get)  # fmt: skip
     assert (caught.value.code, caught.value.message) == (
         1235, "This version of MySQL doesn't yet support 'calling the stored function "
-        "shop.next_id() in a query'")  # fmt: skip
-    direct = sqlglot.parse_one("SELECT shop.next_id(1)", read="mysql")
-    with pytest.raises(ReplicaError) as caught:
-        to_spark_sql(direct, database=None, resolve=TABLES.get, views=lambda ref: None,
-                     functions=kept)  # fmt: skip
-    assert caught.value.code == 1235
+        "shop.next_id() in a query, with WHILE in its body'")  # fmt: skip
