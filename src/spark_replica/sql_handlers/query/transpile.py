@@ -26,6 +26,15 @@ Grouped queries
     ``GROUP_CONCAT(DISTINCT x ORDER BY y)`` with ``y`` not ``x``, which Spark's LISTAGG
     refuses, is built from arrays (``group_concat``).
 
+Scalar subqueries taking a first row
+    ``(SELECT x ... [ORDER BY k] LIMIT 1)`` becomes ``ANY_VALUE(x)``, ``MIN_BY``/``MAX_BY``
+    (``first_row``): Spark's own decorrelation of LIMIT answers wrong rows when the
+    correlation compares different types, so the session turns it off.
+
+Stored functions
+    Calls of stored functions the replica keeps become joins with their values
+    (``routines``).
+
 Result column names
     Unaliased columns of the result are named as MySQL names them: a column by its name as
     written (``SELECT ID`` gives ``ID``, not Spark's ``id``), a string literal by its value,
@@ -125,6 +134,7 @@ from sqlglot.helper import seq_get
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
+from spark_replica.sql_handlers.query.first_row import first_rows_as_aggregates
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
 from spark_replica.sql_handlers.query.group_concat import distinct_with_other_order
 from spark_replica.sql_handlers.query.routines import FunctionLookup, inline_functions
@@ -210,6 +220,7 @@ def to_spark_sql(
     tables = _replace_tables(tree, database or None, resolve)
     any_value_for_ungrouped(tree)
     distinct_with_other_order(tree)
+    first_rows_as_aggregates(tree)
     tree = _rewrite_expressions(tree)
     return SparkQuery(_generate(tree), tables)
 

@@ -26,6 +26,10 @@ DEFAULT_OPTIONS: Mapping[str, str] = {
     # The engine writes one small file per table and batch; keep Spark from splitting it.
     "spark.sql.files.maxRecordsPerFile": "0",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # Spark's own rewrite of LIMIT in correlated subqueries answers wrong when the correlation
+    # compares different types; without it Spark refuses them, and the usual forms are
+    # written as aggregates (sql_handlers/query/first_row.py).
+    "spark.sql.optimizer.decorrelateLimit.enabled": "false",
 }
 
 _lock = threading.Lock()
