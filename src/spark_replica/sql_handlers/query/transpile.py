@@ -23,8 +23,9 @@ Grouped queries
     A column a grouped SELECT reads outside its GROUP BY keys and aggregates is
     ``ANY_VALUE(column)`` (``group_by``): MySQL allows it when the column depends on the
     key, and returns some row's value without ONLY_FULL_GROUP_BY; Spark refuses it.
-    ``GROUP_CONCAT(DISTINCT x ORDER BY y)`` with ``y`` not ``x``, which Spark's LISTAGG
-    refuses, is built from arrays (``group_concat``).
+    ``GROUP_CONCAT(DISTINCT x ORDER BY y)``, which Spark's LISTAGG refuses (with ``y`` not
+    ``x``; on Spark 4.1 with ``y`` = ``x`` too, unless ``x`` is a string), is built from
+    arrays (``group_concat``).
 
 Result column names
     Unaliased columns of the result are named as MySQL names them: a column by its name as
@@ -126,7 +127,7 @@ from sqlglot.helper import seq_get
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
-from spark_replica.sql_handlers.query.group_concat import distinct_with_other_order
+from spark_replica.sql_handlers.query.group_concat import distinct_ordered
 from spark_replica.sql_handlers.query.views import StoredFunctions, ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
@@ -202,7 +203,7 @@ def to_spark_sql(
     _name_result_columns(tree)
     tables = _replace_tables(tree, database or None, resolve)
     any_value_for_ungrouped(tree)
-    distinct_with_other_order(tree)
+    distinct_ordered(tree)
     tree = _rewrite_expressions(tree)
     return SparkQuery(_generate(tree), tables)
 
