@@ -1,5 +1,5 @@
 """Iceberg tables in a JDBC catalog kept in the metadata database, written by Spark and read
-back by Spark and by pyiceberg (decision 0015).
+back by Spark and by pyiceberg (decision 0016).
 
 One table goes through what the engine will do: a format-version-2 table with an identifier
 field, an append carrying a snapshot property, a row-level DELETE and a MERGE INTO written as

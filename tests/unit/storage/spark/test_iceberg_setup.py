@@ -1,5 +1,5 @@
 """How the session gets Iceberg: the jars ``make install`` fetches and checks, the settings
-of a JDBC catalog in the metadata database (decision 0015). No JVM."""
+of a JDBC catalog in the metadata database (decision 0016). No JVM."""
 
 from __future__ import annotations
 

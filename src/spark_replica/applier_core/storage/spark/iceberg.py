@@ -1,4 +1,4 @@
-"""An Iceberg catalog of type ``jdbc`` in the replica's metadata database (decision 0015).
+"""An Iceberg catalog of type ``jdbc`` in the replica's metadata database (decision 0016).
 
 Spark's ``SparkCatalog`` (Iceberg's ``JdbcCatalog``) and pyiceberg's ``SqlCatalog`` keep the
 same two tables, ``iceberg_tables`` and ``iceberg_namespace_properties``, keyed by the

@@ -7,7 +7,7 @@ and against the SHA-256 pinned here.
 them, and then simply has no Iceberg catalog.
 
 The Iceberg runtime is built for one Spark line (``4.1`` in its artifact name): the pinned
-``pyspark`` and ``ICEBERG_VERSION`` change together (decision 0015).
+``pyspark`` and ``ICEBERG_VERSION`` change together (decision 0016).
 """
 
 from __future__ import annotations
