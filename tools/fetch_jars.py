@@ -70,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.dir.mkdir(parents=True, exist_ok=True)
     wanted = {jar.file_name for jar in JARS}
-    for stale in args.dir.glob("*.jar"):
-        if stale.name not in wanted:
-            stale.unlink()  # an earlier version's jar: two Iceberg runtimes must not mix
+    for jar in JARS:  # other versions of the same artifacts: two runtimes must not mix
+        for stale in args.dir.glob(f"{jar.artifact}-*.jar"):
+            if stale.name not in wanted:
+                stale.unlink()
     for jar in JARS:
         path = fetch(jar, args.dir, args.repository.rstrip("/"))
         print(f"{path} ok", file=sys.stderr)
