@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# The jars of the SparkSession (Iceberg, JDBC drivers), from Maven Central into the venv.
+JARS   := $(VENV)/.jars-stamp
 
 .PHONY: help install serve demo test test-fast soak lint types check bench bench-spark clean
 
@@ -15,21 +17,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench,postgresql]'
 	touch $(STAMP)
 
-install: $(STAMP)  ## Create the virtualenv and install the project with its test tools
+$(JARS): $(STAMP) tools/fetch_jars.py src/spark_replica/applier_core/storage/spark/jars.py
+	$(BIN)/python tools/fetch_jars.py
+	touch $(JARS)
 
-serve: $(STAMP)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
+install: $(JARS)  ## Create the virtualenv, install the project with its test tools, fetch the jars
+
+serve: $(JARS)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
 	$(BIN)/spark-replica serve
 
-demo: $(STAMP)  ## A live source, a replica, CSA replication into Spark; Ctrl-C stops it
+demo: $(JARS)  ## A live source, a replica, CSA replication into Spark; Ctrl-C stops it
 	$(BIN)/spark-replica demo
 
-test: $(STAMP)  ## Run every test (unit, wire with real clients, SQL scripts)
+test: $(JARS)  ## Run every test (unit, wire with real clients, SQL scripts)
 	$(BIN)/pytest -q
 
-soak: $(STAMP)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
+soak: $(JARS)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
 	SPARK_REPLICA_SOAK=1 $(BIN)/pytest -q -m soak --timeout 7200
 
-test-fast: $(STAMP)  ## Run the tests that need no external client program
+test-fast: $(JARS)  ## Run the tests that need no external client program
 	$(BIN)/pytest -q -m "not clients and not spark"
 
 lint: $(STAMP)  ## ruff check and ruff format --check
@@ -41,10 +47,10 @@ types: $(STAMP)  ## mypy (strict)
 
 check: lint types test  ## lint + types + test
 
-bench: $(STAMP)  ## Every benchmark, then charts: JSON, text and PNG in docs/benchmarks (about an hour)
+bench: $(JARS)  ## Every benchmark, then charts: JSON, text and PNG in docs/benchmarks (about an hour)
 	$(BIN)/python tests/bench/suite.py
 
-bench-spark: $(STAMP)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
+bench-spark: $(JARS)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
 	$(BIN)/python tests/bench/bench_spark_engine.py
 
 clean:  ## Remove the virtualenv and caches

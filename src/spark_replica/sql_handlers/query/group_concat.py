@@ -1,11 +1,14 @@
-"""``GROUP_CONCAT(DISTINCT x ORDER BY y)`` where ``y`` is not ``x``, as Spark can run it.
+"""``GROUP_CONCAT(DISTINCT x ORDER BY y)`` as Spark can run it.
 
 sqlglot writes GROUP_CONCAT as Spark's ``LISTAGG(...) WITHIN GROUP (ORDER BY ...)``, which
 refuses DISTINCT unless the ordering is the distinct value itself. MySQL keeps each distinct
 ``x`` once and orders the list by ``y`` (sakila's ``actor_info`` view:
-``GROUP_CONCAT(DISTINCT CONCAT(c.name, ': ', ...) ORDER BY c.name SEPARATOR '; ')``).
+``GROUP_CONCAT(DISTINCT CONCAT(c.name, ': ', ...) ORDER BY c.name SEPARATOR '; ')``). Even
+with ``y`` = ``x``, Spark 4.1 refuses it when ``x`` is not a string: LISTAGG's input is then
+``CAST(x AS STRING)``, which it does not take for the ordering ``x`` (later Spark versions
+do). Casting the ordering too would order numbers as text.
 
-``distinct_with_other_order`` rewrites such a call, in place, to
+``distinct_ordered`` rewrites every such call, in place, to
 
     IF(ARRAY_MAX(COLLECT_LIST(s).v) IS NULL, NULL,
        ARRAY_JOIN(ARRAY_DISTINCT(SORT_ARRAY(COLLECT_LIST(s)).v), separator))
@@ -30,17 +33,13 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 _VALUE = "v"
 
 
-def distinct_with_other_order(tree: exp.Expr) -> None:
-    """Rewrite every GROUP_CONCAT of ``tree`` whose DISTINCT value is not its ORDER BY."""
+def distinct_ordered(tree: exp.Expr) -> None:
+    """Rewrite every GROUP_CONCAT of ``tree`` with both DISTINCT and ORDER BY."""
     for call in list(tree.find_all(exp.GroupConcat)):
         order = call.this
         if not isinstance(order, exp.Order) or not isinstance(order.this, exp.Distinct):
             continue
-        values = order.this.expressions
-        keys = [item.this for item in order.expressions]
-        if len(values) == 1 and keys == values:
-            continue  # LISTAGG(DISTINCT x) WITHIN GROUP (ORDER BY x) runs as it is
-        call.replace(_as_arrays(call, values, order.expressions))
+        call.replace(_as_arrays(call, order.this.expressions, order.expressions))
 
 
 def _as_arrays(call: exp.GroupConcat, values: list[exp.Expr], by: list[exp.Ordered]) -> exp.Expr:

@@ -23,8 +23,9 @@ Grouped queries
     A column a grouped SELECT reads outside its GROUP BY keys and aggregates is
     ``ANY_VALUE(column)`` (``group_by``): MySQL allows it when the column depends on the
     key, and returns some row's value without ONLY_FULL_GROUP_BY; Spark refuses it.
-    ``GROUP_CONCAT(DISTINCT x ORDER BY y)`` with ``y`` not ``x``, which Spark's LISTAGG
-    refuses, is built from arrays (``group_concat``).
+    ``GROUP_CONCAT(DISTINCT x ORDER BY y)``, which Spark's LISTAGG refuses (with ``y`` not
+    ``x``; on Spark 4.1 with ``y`` = ``x`` too, unless ``x`` is a string), is built from
+    arrays (``group_concat``).
 
 Scalar subqueries taking a first row
     ``(SELECT x ... [ORDER BY k] LIMIT 1)`` becomes ``ANY_VALUE(x)``, ``MIN_BY``/``MAX_BY``
@@ -136,7 +137,7 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
 from spark_replica.sql_handlers.query.first_row import first_rows_as_aggregates
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
-from spark_replica.sql_handlers.query.group_concat import distinct_with_other_order
+from spark_replica.sql_handlers.query.group_concat import distinct_ordered
 from spark_replica.sql_handlers.query.routines import FunctionLookup, inline_functions
 from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
 
@@ -219,7 +220,7 @@ def to_spark_sql(
         read_views()  # the views that the functions' bodies read
     tables = _replace_tables(tree, database or None, resolve)
     any_value_for_ungrouped(tree)
-    distinct_with_other_order(tree)
+    distinct_ordered(tree)
     first_rows_as_aggregates(tree)
     tree = _rewrite_expressions(tree)
     return SparkQuery(_generate(tree), tables)

@@ -3,7 +3,9 @@
 One session per process (Spark allows no more). The defaults follow what was measured on
 small machines (architecture §5): shuffle partitions ≈ cores, UI off, Arrow on, session time
 zone UTC so TIMESTAMP values keep their instant. ``options`` override any of them and add
-others (``spark.master``, ``spark.sql.warehouse.dir``, executor settings, ...).
+others (``spark.master``, ``spark.sql.warehouse.dir``, executor settings, ...). The jars
+``make install`` fetched (Iceberg, JDBC drivers: ``jars.py``) are on its class path when
+present; an Iceberg catalog is added by its settings (``iceberg.catalog_options``).
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from spark_replica.applier_core.storage.spark.iceberg import EXTENSIONS as ICEBERG_EXTENSIONS
+from spark_replica.applier_core.storage.spark.jars import ICEBERG_RUNTIME, installed_jars
 
 DEFAULT_OPTIONS: Mapping[str, str] = {
     "spark.master": "local[2]",
@@ -42,12 +48,28 @@ LOCAL_OPTIONS: Mapping[str, str] = {
 }
 
 
-def spark_options(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+def spark_options(
+    overrides: Mapping[str, str] | None = None, jars: Sequence[Path] | None = None
+) -> dict[str, str]:
     """The defaults with ``overrides`` applied; loopback driver addresses with a local
-    master (a cluster's executors must reach the driver, so they are left to Spark then)."""
+    master (a cluster's executors must reach the driver, so they are left to Spark then).
+
+    ``jars`` (by default the installed ones of ``jars.py``: Iceberg's runtime and the JDBC
+    drivers) go on ``spark.jars``, after any given there (not ``spark.jars.packages``:
+    nothing is resolved from a repository when a session starts).
+    With Iceberg's runtime among them, Iceberg's SQL extensions are on as well unless
+    ``spark.sql.extensions`` is given (they parse only Iceberg's own statements, such as
+    ``ALTER TABLE ... SET IDENTIFIER FIELDS``, and hand every other one to Spark's parser).
+    """
     options = {**DEFAULT_OPTIONS, **(overrides or {})}
     if options["spark.master"].startswith("local"):
         options = {**LOCAL_OPTIONS, **options}
+    paths = [str(path) for path in (installed_jars() if jars is None else jars)]
+    if paths:
+        given = options.get("spark.jars")
+        options["spark.jars"] = ",".join([given, *paths] if given else paths)
+    if any(Path(path).name == ICEBERG_RUNTIME.file_name for path in paths):
+        options.setdefault("spark.sql.extensions", ICEBERG_EXTENSIONS)
     return options
 
 
