@@ -166,7 +166,7 @@ def test_definitions_keep_their_keys_as_json_and_old_json_still_loads() -> None:
 
 def test_show_create_table_lists_the_keys_as_mysql_after_the_primary_key() -> None:
     definition = catalog(TABLE).definition(T)
-    lines = create_table_text("t", definition).splitlines()
+    lines = create_table_text("t", definition, "d").splitlines()
     assert lines[7:-1] == [
         "  PRIMARY KEY (`id`),",
         "  UNIQUE KEY `a` (`a`),",
@@ -176,7 +176,8 @@ def test_show_create_table_lists_the_keys_as_mysql_after_the_primary_key() -> No
         "  KEY `b` (`b`(10) DESC,`a`),",
         "  SPATIAL KEY `g` (`g`),",
         "  KEY `ix` (`a`) COMMENT 'by a' /*!80000 INVISIBLE */,",
-        "  FULLTEXT KEY `ft` (`c`)",
+        "  FULLTEXT KEY `ft` (`c`),",
+        "  CONSTRAINT `t_ibfk_1` FOREIGN KEY (`a`) REFERENCES `p` (`id`)",
     ]
 
 

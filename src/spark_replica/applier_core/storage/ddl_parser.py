@@ -2,12 +2,14 @@
 
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
 views, triggers, routines and events (``objects``), account statements (``accounts``),
-CREATE TABLE (columns, PRIMARY KEY, secondary keys; foreign keys and checks are accepted and
-not kept; ``LIKE other``), DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with
-ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER
-INDEX (KEY, UNIQUE, FULLTEXT, SPATIAL, CONSTRAINT ... UNIQUE), CONVERT TO CHARACTER SET and
-RENAME TO. ALTER TABLE clauses that change neither columns, keys nor data (foreign keys,
-checks, table options such as ENGINE=, ALGORITHM=, LOCK=) are accepted and do nothing.
+CREATE TABLE (columns, PRIMARY KEY, secondary keys, foreign keys and checks; ``LIKE other``),
+DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/
+ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER INDEX (KEY, UNIQUE, FULLTEXT,
+SPATIAL, CONSTRAINT ... UNIQUE), ADD/DROP FOREIGN KEY, ADD/DROP/ALTER CHECK, DROP CONSTRAINT,
+CONVERT TO CHARACTER SET and RENAME TO. Foreign keys and checks are read from the tokens
+(``ddl_constraints``) before sqlglot reads the rest. ALTER TABLE clauses that change neither
+columns, keys nor data (table options such as ENGINE=, ALGORITHM=, LOCK=) are accepted and
+do nothing.
 Anything else raises ``EngineError`` 1235 naming the statement: an engine never skips DDL
 silently.
 (sqlglot's DDL transpilation is not used: the statements are read, not translated.)
@@ -36,6 +38,14 @@ from spark_replica.applier_core.storage.collations import (
     charset_of,
     is_text_type,
 )
+from spark_replica.applier_core.storage.constraints import (
+    DropCheck,
+    DropForeignKey,
+    ForeignKeySpec,
+    check,
+    foreign_key,
+    with_foreign_key_indexes,
+)
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
     AddIndex,
@@ -63,6 +73,11 @@ from spark_replica.applier_core.storage.ddl import (
     TruncateTable,
     unsupported,
 )
+from spark_replica.applier_core.storage.ddl_constraints import (
+    Stripped,
+    strip_alter,
+    strip_create,
+)
 from spark_replica.applier_core.storage.ddl_index import (
     column_unique,
     index_spec,
@@ -74,8 +89,10 @@ from spark_replica.applier_core.storage.indexes import (
     mysql_order,
 )
 from spark_replica.applier_core.storage.interface import (
+    CheckConstraint,
     Column,
     EngineError,
+    ForeignKey,
     Index,
     TableDef,
     TableRef,
@@ -106,14 +123,23 @@ def parse_ddl(
     indexes = parse_index_statement(statement, database)
     if indexes is not None:
         return indexes
+    tokens: list[Token] = []
+    constraints: Stripped | None = None
+    text = statement
     try:
         tokens = _MYSQL.tokenize(statement)
         if tokens and tokens[0].token_type is TokenType.RENAME:
             return _parse_rename(statement, tokens, database)
-        trees = _MYSQL.parser().parse(tokens, statement)
+        constraints = strip_create(statement, tokens, database, defaults.mariadb) or strip_alter(
+            statement, tokens, database, defaults.mariadb
+        )
+        if constraints is not None and constraints.statement != statement:
+            text = constraints.statement
+            tokens = _MYSQL.tokenize(text)
+        trees = _MYSQL.parser().parse(tokens, text)
     except (ParseError, TokenError) as error:
         if _partition_clauses(tokens):  # sqlglot reads no partition maintenance
-            return _parse_alter_command(statement, tokens, database, defaults)
+            return _parse_alter_command(text, tokens, database, defaults, constraints)
         raise _syntax_error(statement, error) from error
     found = [tree for tree in trees if tree is not None]
     if not found:
@@ -121,8 +147,8 @@ def parse_ddl(
     if len(found) > 1:
         raise unsupported("several statements in one DDL event", statement)
     if isinstance(found[0], exp.Command) and str(found[0].this).upper() == "ALTER":
-        return _parse_alter_command(statement, tokens, database, defaults)
-    return _Translator(statement, database, defaults).translate(found[0])
+        return _parse_alter_command(text, tokens, database, defaults, constraints)
+    return _Translator(statement, database, defaults, constraints).translate(found[0])
 
 
 _ALTER_DATABASE = re.compile(r"\s*ALTER\s+(?:DATABASE|SCHEMA)\b(.*)", re.IGNORECASE | re.DOTALL)
@@ -171,11 +197,17 @@ class _Translator:
     """sqlglot trees of one statement → operations."""
 
     def __init__(
-        self, statement: str, database: str | None, defaults: CharsetDefaults = SERVER_DEFAULTS
+        self,
+        statement: str,
+        database: str | None,
+        defaults: CharsetDefaults = SERVER_DEFAULTS,
+        constraints: Stripped | None = None,
     ) -> None:
         self.statement = statement
         self.database = database or None
         self.defaults = defaults
+        #: The statement's FOREIGN KEY and CHECK clauses, which sqlglot does not see.
+        self.constraints = constraints or Stripped(statement, [], [], [])
 
     def translate(self, tree: exp.Expr) -> tuple[DdlOperation, ...]:
         if isinstance(tree, exp.Create):
@@ -221,8 +253,31 @@ class _Translator:
             return CreateTable(self._table(target), None, exists, like=self._table(like.this))
         if not isinstance(target, exp.Schema):
             raise self._unsupported("CREATE TABLE without columns")
+        table = self._table(target.this)
         definition = replace(self._definition(target), collation=self._options_collation(found))
-        return CreateTable(self._table(target.this), definition, exists)
+        return CreateTable(table, self._with_constraints(table, definition), exists)
+
+    def _with_constraints(self, table: TableRef, definition: TableDef) -> TableDef:
+        """``definition`` with the statement's foreign keys (and the keys they need) and
+        checks."""
+        mariadb = self.defaults.mariadb
+        keys: list[ForeignKey] = []
+        added: list[tuple[ForeignKey, ForeignKeySpec]] = []
+        for spec in self.constraints.foreign_keys:
+            built = foreign_key(spec, table.table, definition.columns, keys, mariadb)
+            if built is not None:
+                keys.append(built)
+                added.append((built, spec))
+        checks: list[CheckConstraint] = []
+        for check_spec in self.constraints.checks:
+            checks.append(check(check_spec, table.table, checks, mariadb))
+        indexes = with_foreign_key_indexes(definition, added)
+        return replace(
+            definition,
+            indexes=mysql_order(indexes, definition.columns),
+            foreign_keys=tuple(keys),
+            checks=tuple(checks),
+        )
 
     def _options_collation(self, options: list[exp.Expression]) -> str:
         """The collation that CHARACTER SET and COLLATE options name ("" for none)."""
@@ -357,6 +412,7 @@ class _Translator:
             else:
                 actions += self._alter_action(action)
         actions += extra
+        actions += self.constraints.actions
         options = list(tree.args.get("options") or ())
         collation = self._options_collation(options)
         if collation:
@@ -433,8 +489,10 @@ class _Translator:
         exists = bool(action.args.get("exists"))
         if kind in ("INDEX", "KEY", "CONSTRAINT"):
             return [DropIndex(name, exists, constraint=kind == "CONSTRAINT") for name in names]
-        if kind in ("FOREIGN KEY", "CHECK"):
-            return []  # not kept
+        if kind == "FOREIGN KEY":
+            return [DropForeignKey(name, exists) for name in names]
+        if kind == "CHECK":
+            return [DropCheck(name) for name in names]
         raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
 
     def _add_constraint(self, item: exp.Expression) -> list[AlterAction]:
@@ -552,12 +610,16 @@ def _default(value: exp.Expression) -> Default:
 
 
 def _parse_alter_command(
-    statement: str, tokens: list[Token], database: str | None, defaults: CharsetDefaults
+    statement: str,
+    tokens: list[Token],
+    database: str | None,
+    defaults: CharsetDefaults,
+    constraints: Stripped | None = None,
 ) -> tuple[DdlOperation, ...]:
     """ALTER TABLE that sqlglot keeps as text: its clauses sqlglot cannot read but that are
-    understood here (CONVERT TO CHARACTER SET, ADD CHECK, ALTER CHECK, ENABLE/DISABLE KEYS)
-    are taken out, and the rest is parsed again."""
-    translator = _Translator(statement, database, defaults)
+    understood here (CONVERT TO CHARACTER SET, ENABLE/DISABLE KEYS) are taken out, and the
+    rest is parsed again."""
+    translator = _Translator(statement, database, defaults, constraints)
     split = _alter_clauses(tokens)
     if split is None:
         raise translator._unsupported("this statement as replicated DDL")
@@ -642,9 +704,9 @@ _PARTITION_NO_OPS = frozenset(
 
 
 def _is_no_op_clause(words: list[str]) -> bool:
-    """ENABLE/DISABLE KEYS (MyISAM index maintenance), ADD/ALTER of CHECK constraints, table
-    options sqlglot does not read (CHECKSUM=1, TABLESPACE ts), partitioning (PARTITION BY,
-    REMOVE PARTITIONING, and the partition maintenance in ``_PARTITION_NO_OPS``)."""
+    """ENABLE/DISABLE KEYS (MyISAM index maintenance), table options sqlglot does not read
+    (CHECKSUM=1, TABLESPACE ts), partitioning (PARTITION BY, REMOVE PARTITIONING, and the
+    partition maintenance in ``_PARTITION_NO_OPS``)."""
     if words in (["ENABLE", "KEYS"], ["DISABLE", "KEYS"], ["REMOVE", "PARTITIONING"]):
         return True
     if words[0] == "PARTITION BY" or words[:2] == ["PARTITION", "BY"]:
@@ -653,9 +715,7 @@ def _is_no_op_clause(words: list[str]) -> bool:
         return True
     if (words[0] in _GENERIC_OPTIONS or words[0] == "TABLESPACE") and len(words) <= 3:
         return True  # NAME [=] value, alone: options written one after another are not read
-    if words[:1] == ["ADD"] and "CHECK" in words[1:4] and words[1] in ("CHECK", "CONSTRAINT"):
-        return True
-    return words[:1] == ["ALTER"] and words[1:2] in (["CHECK"], ["CONSTRAINT"])
+    return False
 
 
 def _parse_rename(
