@@ -213,3 +213,25 @@ def test_information_schema_rows_describe_every_key() -> None:
     column_keys = {r["column_name"]: r["column_key"] for r in columns_rows(T, definition)}
     assert column_keys == {"id": "PRI", "a": "UNI", "b": "UNI", "c": "MUL", "g": "MUL",
                            "e": "UNI"}  # fmt: skip
+
+
+def test_keys_with_functional_parts_are_kept_with_their_expression() -> None:
+    found = catalog(
+        "CREATE TABLE t (a INT, b INT, INDEX ((a + b)), UNIQUE KEY k2 (a, (ABS(b)) DESC))",
+        "CREATE INDEX idx ON t ((a * 2))",
+        "ALTER TABLE t RENAME COLUMN b TO bb",
+    )
+    definition = found.definition(T)
+    assert create_table_text("t", definition, "d").splitlines()[3:6] == [
+        "  UNIQUE KEY `k2` (`a`,(abs(`bb`)) DESC),",
+        "  KEY `functional_index` (((`a` + `bb`))),",
+        "  KEY `idx` (((`a` * 2)))",
+    ]
+    rows = statistics_rows(T, definition)
+    assert [(r["index_name"], r["column_name"], r["expression"], r["collation"]) for r in rows] == [
+        ("k2", "a", None, "A"),
+        ("k2", None, "abs(`bb`)", "D"),
+        ("functional_index", None, "(`a` + `bb`)", "A"),
+        ("idx", None, "(`a` * 2)", "A"),
+    ]
+    assert definition_from_json(definition_to_json(definition)) == definition

@@ -960,8 +960,16 @@ class _Alteration:
         """Key parts on the columns of the table being built: a dropped column's part goes,
         a changed column's prefix follows its new type (``key_prefix_after``)."""
         position = {slot.source: i for i, slot in enumerate(self.slots) if slot.source is not None}
+        renamed = {
+            self.old.columns[slot.source].name: slot.column.name
+            for slot in self.slots
+            if slot.source is not None and self.old.columns[slot.source].name != slot.column.name
+        }
         moved: list[IndexPart] = []
         for part in parts:
+            if part.expression:
+                moved.append(replace(part, expression=rename_in_clause(part.expression, renamed)))
+                continue
             new = position.get(part.column)
             if new is None:
                 continue

@@ -396,6 +396,12 @@ def check_clause(text: str, *, mariadb: bool) -> str:
     return printed if printed.startswith("(") else f"({printed})"
 
 
+def key_expression(tree: exp.Expr) -> str:
+    """A functional key part as MySQL 8.4's SHOW INDEX ``Expression`` shows it
+    (`` (`a` + `b`) ``, ``abs(`a`)``)."""
+    return _Printer(mysql=True).text(tree)
+
+
 class _Printer:
     def __init__(self, *, mysql: bool) -> None:
         self.mysql = mysql
