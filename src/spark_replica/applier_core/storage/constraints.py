@@ -60,6 +60,9 @@ class ForeignKeySpec:
     referenced_columns: tuple[str, ...]
     on_delete: ReferenceRule | None = None
     on_update: ReferenceRule | None = None
+    #: In CREATE TABLE: how many column and key definitions come before it (its key, when
+    #: one is created, comes after theirs, as in MySQL's key order).
+    position: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +186,15 @@ def with_foreign_key_indexes(
 ) -> tuple[Index, ...]:
     """The table's keys and a generated key for each of the ``added`` foreign keys that no
     key serves (the primary key counts)."""
+    return tuple(index for index, _ in foreign_key_indexes(definition, added))
+
+
+def foreign_key_indexes(
+    definition: TableDef, added: Sequence[tuple[ForeignKey, ForeignKeySpec]]
+) -> list[tuple[Index, ForeignKeySpec | None]]:
+    """``with_foreign_key_indexes`` with each generated key's foreign key (None for the
+    table's own keys)."""
+    found: list[tuple[Index, ForeignKeySpec | None]] = [(i, None) for i in definition.indexes]
     indexes = list(definition.indexes)
     for key, spec in added:
         served = covers(definition.primary_key, key.columns) or any(
@@ -194,7 +206,8 @@ def with_foreign_key_indexes(
         parts = tuple(KeyPart(definition.columns[c].name) for c in key.columns)
         built = build_index(IndexSpec(name, IndexKind.INDEX, parts), definition.columns, indexes)
         indexes.append(replace(built, generated=True))
-    return tuple(indexes)
+        found.append((indexes[-1], spec))
+    return found
 
 
 def without_served(indexes: Sequence[Index], added: Sequence[Index]) -> list[Index]:

@@ -25,6 +25,7 @@ https://dev.mysql.com/doc/refman/8.4/en/create-table-check-constraints.html
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from sqlglot import expressions as exp
@@ -87,7 +88,7 @@ def strip_create(
     for item in items:
         head = _head(item)
         if head in ("FOREIGN KEY", "CHECK"):
-            reader.constraint(item)
+            reader.constraint(item, len(kept))
             continue
         if head not in _KEY_WORDS:
             item = reader.column_checks(item)
@@ -222,8 +223,9 @@ class _Reader:
             return True
         return False
 
-    def constraint(self, item: list[Token]) -> None:
-        """``[CONSTRAINT [symbol]] FOREIGN KEY ...`` or ``... CHECK (...)``."""
+    def constraint(self, item: list[Token], position: int = -1) -> None:
+        """``[CONSTRAINT [symbol]] FOREIGN KEY ...`` or ``... CHECK (...)``; ``position``:
+        how many definitions of CREATE TABLE come before it."""
         name: str | None = None
         at = 0
         if item[0].text.upper() == "CONSTRAINT":
@@ -233,7 +235,7 @@ class _Reader:
         if item[at].text.upper() == "CHECK":
             self.checks.append(self._check(item, at + 1, name, ""))
         else:
-            self.foreign_keys.append(self._foreign_key(item, at, name))
+            self.foreign_keys.append(replace(self._foreign_key(item, at, name), position=position))
 
     def column_checks(self, item: list[Token]) -> list[Token]:
         """A column definition without its CHECK clauses (kept as checks of the column)."""
@@ -390,9 +392,12 @@ def check_clause(text: str, *, mariadb: bool) -> str:
         tree = None
     if tree is None:
         return text.strip()
-    if mariadb:
-        return _Printer(mysql=False).text(tree)
-    printed = _Printer(mysql=True).text(tree)
+    try:
+        if mariadb:
+            return _Printer(mysql=False).text(tree)
+        printed = _Printer(mysql=True).text(tree)
+    except (SqlglotError, KeyError, AttributeError, TypeError, ValueError):
+        return text.strip()  # a tree this printer does not know: the text as written
     return printed if printed.startswith("(") else f"({printed})"
 
 

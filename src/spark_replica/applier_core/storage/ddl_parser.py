@@ -44,7 +44,7 @@ from spark_replica.applier_core.storage.constraints import (
     ForeignKeySpec,
     check,
     foreign_key,
-    with_foreign_key_indexes,
+    foreign_key_indexes,
 )
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
@@ -208,6 +208,8 @@ class _Translator:
         self.defaults = defaults
         #: The statement's FOREIGN KEY and CHECK clauses, which sqlglot does not see.
         self.constraints = constraints or Stripped(statement, [], [], [])
+        #: CREATE TABLE: the definition each secondary key of ``_definition`` comes from.
+        self.key_origins: list[int] = []
 
     def translate(self, tree: exp.Expr) -> tuple[DdlOperation, ...]:
         if isinstance(tree, exp.Create):
@@ -271,7 +273,16 @@ class _Translator:
         checks: list[CheckConstraint] = []
         for check_spec in self.constraints.checks:
             checks.append(check(check_spec, table.table, checks, mariadb))
-        indexes = with_foreign_key_indexes(definition, added)
+        found = foreign_key_indexes(definition, added)
+        # MySQL's key list holds a foreign key's key where the foreign key is defined.
+        origin = {
+            id(index): at for index, at in zip(definition.indexes, self.key_origins, strict=True)
+        }
+        placed = sorted(
+            found,
+            key=lambda pair: origin[id(pair[0])] if pair[1] is None else pair[1].position - 0.5,
+        )
+        indexes = [index for index, _ in placed]
         return replace(
             definition,
             indexes=mysql_order(indexes, definition.columns),
@@ -289,7 +300,8 @@ class _Translator:
         columns: list[Column] = []
         key: list[tuple[str, int]] = []
         secondary: list[IndexSpec] = []
-        for item in schema.expressions:
+        origins: list[int] = []  # the definition each secondary key comes from
+        for number, item in enumerate(schema.expressions):
             if isinstance(item, exp.ColumnDef):
                 spec = self._column_spec(item)
                 column = spec.column
@@ -300,6 +312,7 @@ class _Translator:
                     key = self._set_key(key, [(column.name, 0)])
                 if spec.unique:
                     secondary.append(column_unique(column.name))
+                    origins.append(number)
             else:
                 primary_key = self._primary_key(item)
                 if primary_key is not None:
@@ -307,6 +320,7 @@ class _Translator:
                 found = index_spec(item)
                 if found is not None:
                     secondary.append(found)
+                    origins.append(number)
         definition = TableDef(tuple(columns))
         indexes = []
         for name, _prefix in key:
@@ -322,7 +336,8 @@ class _Translator:
         for key_spec in secondary:
             built.append(build_index(key_spec, not_null, built))
         prefixes = tuple(prefix for _, prefix in key)
-        return TableDef(not_null, tuple(indexes), prefixes, mysql_order(built, not_null))
+        self.key_origins = origins
+        return TableDef(not_null, tuple(indexes), prefixes, tuple(built))
 
     @staticmethod
     def _set_key(
