@@ -70,11 +70,15 @@ SOURCE = (
     "FOREIGN KEY (a) REFERENCES pp (id), KEY (b), UNIQUE KEY (c), "
     "FOREIGN KEY (b) REFERENCES pp (id))",
     f"ALTER TABLE {DB}.r3 DROP FOREIGN KEY r3_d",
+    f"CREATE TABLE {DB}.f (id INT PRIMARY KEY, a INT, CONSTRAINT fa FOREIGN KEY (a) "
+    "REFERENCES pp (id))",
+    f"ALTER TABLE {DB}.f DROP CONSTRAINT fa",  # the foreign key goes, its key stays
 )
 TABLES = (
     (DB, "pp"),
     (DB, "cc"),
     (DB, "o"),
+    (DB, "f"),
     *((DB, f"r{i}") for i in range(4)),
     (DB, "s"),
     (OTHER, "x"),
