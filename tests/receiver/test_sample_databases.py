@@ -2,11 +2,11 @@
 MySQL's sakila (with its views, triggers, procedures and functions, a spatial column, a
 FULLTEXT table and a picture in a BLOB) and the employees database (test_db, cut to its first
 employees; tests/fixtures/sample_dbs/README.md), loaded with the mariadb CLI as their own
-instructions say (their tables' and columns' character sets and collations read as the
-source's); then a mariadb-dump of sakila (routines, triggers, events, executable
-comments, LOCK TABLES, DISABLE KEYS) dropped and loaded again. Both appliers end with the
-channel running and every table equal to the source's, row by row, and with the source's
-views, triggers and routines in the replica's catalog."""
+instructions say (their tables' and columns' character sets and collations, and their
+foreign keys, read as the source's); then a mariadb-dump of sakila (routines, triggers,
+events, executable comments, LOCK TABLES, DISABLE KEYS) dropped and loaded again. Both
+appliers end with the channel running and every table equal to the source's, row by row,
+and with the source's views, triggers and routines in the replica's catalog."""
 
 from __future__ import annotations
 
@@ -32,6 +32,16 @@ CHARSETS = (
     "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s",
 )
 VIEWS = "SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = %s"
+#: The foreign keys and other constraints of a database's tables.
+CONSTRAINTS = (
+    "SELECT CONSTRAINT_NAME, TABLE_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS "
+    "WHERE TABLE_SCHEMA = %s",
+    "SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, REFERENCED_TABLE_NAME, "
+    "REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = %s",
+    "SELECT CONSTRAINT_NAME, TABLE_NAME, UNIQUE_CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE, "
+    "REFERENCED_TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS "
+    "WHERE CONSTRAINT_SCHEMA = %s",
+)
 EVENT = ("CREATE EVENT sakila.forget_old_rentals ON SCHEDULE EVERY 1 DAY DISABLE "
          "DO DELETE FROM sakila.rental WHERE return_date < '2000-01-01'")  # fmt: skip
 
@@ -98,6 +108,10 @@ def test_sample_databases_loaded_live(
                     cursor.execute(query, (database,))
                     expected = sorted(r for r in theirs.fetchall() if r[0] not in views)
                     assert sorted(cursor.fetchall()) == expected, query
+                for query in CONSTRAINTS:  # sakila's foreign keys, as the source has them
+                    theirs.execute(query, (database,))
+                    cursor.execute(query, (database,))
+                    assert sorted(cursor.fetchall()) == sorted(theirs.fetchall()), query
     assert_same_as_source(source, engine, "sakila", "employees")
 
 

@@ -8,7 +8,8 @@ The replicated tables come from the storage engine's catalog, which replicated D
 while the server runs. Their rows (``replica_tables``) are built beside mimic's with MySQL's
 values where mimic's ``from_columns`` has none or wrong ones (ORDINAL_POSITION from 1,
 DATA_TYPE apart from COLUMN_TYPE, COLUMN_KEY, lengths and precision, the keys in STATISTICS,
-TABLE_CONSTRAINTS and KEY_COLUMN_USAGE), and the kept views, triggers, routines and events
+TABLE_CONSTRAINTS and KEY_COLUMN_USAGE, the foreign keys in REFERENTIAL_CONSTRAINTS, and
+CHECK_CONSTRAINTS, a table mimic lacks), and the kept views, triggers, routines and events
 fill VIEWS, TRIGGERS, ROUTINES and EVENTS (``object_rows``). ``catalog_snapshot`` is called
 for every statement that reads information_schema or a SHOW, so it rebuilds only when the
 catalog changed.
@@ -21,15 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from mysql_mimic.constants import INFO_SCHEMA
 from mysql_mimic.results import AllowedResult
 from mysql_mimic.schema import Column, InfoSchema
 from sqlglot import expressions as exp
 from sqlglot.errors import ExecuteError, OptimizeError
+from sqlglot.executor import execute
 from sqlglot.executor.table import Table
+from typing_extensions import override
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.sql_handlers import executor_error
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
+from spark_replica.sql_handlers.tables.constraint_rows import CHECK_CONSTRAINTS_COLUMNS
 from spark_replica.sql_handlers.tables.ddl import type_text
 from spark_replica.sql_handlers.tables.definitions import TABLES
 from spark_replica.sql_handlers.tables.replica_tables import InfoRow, InfoRows, ReplicaCatalog
@@ -50,7 +55,8 @@ def virtual_info_schema() -> InfoSchema:
         for table in TABLES.values()
         for column in table.columns
     ]
-    info = InfoSchema.from_columns(columns)
+    info = _InfoSchema(InfoSchema.from_columns(columns).tables)
+    info.tables["information_schema"]["check_constraints"] = Table(CHECK_CONSTRAINTS_COLUMNS)
     tables = info.tables["information_schema"]["tables"]
     ours = {(t.schema, t.name) for t in TABLES.values()}
     tables.rows = [
@@ -120,6 +126,8 @@ def _build(catalog: ReplicaCatalog) -> CatalogSnapshot:
         "statistics": rows.statistics,
         "table_constraints": rows.constraints,
         "key_column_usage": rows.key_usage,
+        "referential_constraints": rows.referential,
+        "check_constraints": rows.checks,
         "views": rows.objects.views,
         "triggers": rows.objects.triggers,
         "routines": rows.objects.routines,
@@ -129,7 +137,26 @@ def _build(catalog: ReplicaCatalog) -> CatalogSnapshot:
         name: _table(base["information_schema"][name], found) for name, found in listed.items()
     }
     tables = {**base, "information_schema": {**base["information_schema"], **listing}}
-    return CatalogSnapshot(catalog, InfoSchema(tables), rows)
+    return CatalogSnapshot(catalog, _InfoSchema(tables), rows)
+
+
+#: mysql-mimic's information_schema columns, and CHECK_CONSTRAINTS, which it has not.
+_SCHEMA = {
+    **INFO_SCHEMA,
+    "information_schema": {
+        **INFO_SCHEMA["information_schema"],
+        "check_constraints": dict.fromkeys(CHECK_CONSTRAINTS_COLUMNS, "TEXT"),
+    },
+}
+
+
+class _InfoSchema(InfoSchema):
+    """mysql-mimic's information_schema with the tables it lacks (CHECK_CONSTRAINTS)."""
+
+    @override
+    async def query(self, expression: exp.Expression) -> AllowedResult:
+        result = execute(self._preprocess(expression), schema=_SCHEMA, tables=self.tables)
+        return result.rows, result.columns
 
 
 def _table(template: Table, rows: Sequence[InfoRow]) -> Table:

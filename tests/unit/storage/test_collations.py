@@ -49,7 +49,7 @@ def _collations(definition: TableDef) -> list[tuple[str, str]]:
 
 
 def test_the_source_defaults_come_from_the_query_event() -> None:
-    assert MARIADB == CharsetDefaults("latin1_swedish_ci", "utf8mb4_general_ci")
+    assert MARIADB == CharsetDefaults("latin1_swedish_ci", "utf8mb4_general_ci", mariadb=True)
     assert MYSQL == CharsetDefaults("utf8mb4_0900_ai_ci", "utf8mb4_0900_ai_ci")
     # MySQL 8.0 with default_collation_for_utf8mb4 = utf8mb4_general_ci (45).
     assert CharsetDefaults.of_source((45, 45, 45), 45, mariadb=False).utf8mb4 == (

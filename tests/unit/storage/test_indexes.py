@@ -166,7 +166,7 @@ def test_definitions_keep_their_keys_as_json_and_old_json_still_loads() -> None:
 
 def test_show_create_table_lists_the_keys_as_mysql_after_the_primary_key() -> None:
     definition = catalog(TABLE).definition(T)
-    lines = create_table_text("t", definition).splitlines()
+    lines = create_table_text("t", definition, "d").splitlines()
     assert lines[7:-1] == [
         "  PRIMARY KEY (`id`),",
         "  UNIQUE KEY `a` (`a`),",
@@ -176,7 +176,8 @@ def test_show_create_table_lists_the_keys_as_mysql_after_the_primary_key() -> No
         "  KEY `b` (`b`(10) DESC,`a`),",
         "  SPATIAL KEY `g` (`g`),",
         "  KEY `ix` (`a`) COMMENT 'by a' /*!80000 INVISIBLE */,",
-        "  FULLTEXT KEY `ft` (`c`)",
+        "  FULLTEXT KEY `ft` (`c`),",
+        "  CONSTRAINT `t_ibfk_1` FOREIGN KEY (`a`) REFERENCES `p` (`id`)",
     ]
 
 
@@ -212,3 +213,25 @@ def test_information_schema_rows_describe_every_key() -> None:
     column_keys = {r["column_name"]: r["column_key"] for r in columns_rows(T, definition)}
     assert column_keys == {"id": "PRI", "a": "UNI", "b": "UNI", "c": "MUL", "g": "MUL",
                            "e": "UNI"}  # fmt: skip
+
+
+def test_keys_with_functional_parts_are_kept_with_their_expression() -> None:
+    found = catalog(
+        "CREATE TABLE t (a INT, b INT, INDEX ((a + b)), UNIQUE KEY k2 (a, (ABS(b)) DESC))",
+        "CREATE INDEX idx ON t ((a * 2))",
+        "ALTER TABLE t RENAME COLUMN b TO bb",
+    )
+    definition = found.definition(T)
+    assert create_table_text("t", definition, "d").splitlines()[3:6] == [
+        "  UNIQUE KEY `k2` (`a`,(abs(`bb`)) DESC),",
+        "  KEY `functional_index` (((`a` + `bb`))),",
+        "  KEY `idx` (((`a` * 2)))",
+    ]
+    rows = statistics_rows(T, definition)
+    assert [(r["index_name"], r["column_name"], r["expression"], r["collation"]) for r in rows] == [
+        ("k2", "a", None, "A"),
+        ("k2", None, "abs(`bb`)", "D"),
+        ("functional_index", None, "(`a` + `bb`)", "A"),
+        ("idx", None, "(`a` * 2)", "A"),
+    ]
+    assert definition_from_json(definition_to_json(definition)) == definition

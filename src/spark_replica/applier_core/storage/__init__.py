@@ -10,15 +10,18 @@ from spark_replica.applier_core.storage.ddl import DdlOperation as DdlOperation
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl as parse_ddl
 from spark_replica.applier_core.storage.group_commit import EngineStats as EngineStats
 from spark_replica.applier_core.storage.interface import TRANSIENT_ERRORS as TRANSIENT_ERRORS
+from spark_replica.applier_core.storage.interface import CheckConstraint as CheckConstraint
 from spark_replica.applier_core.storage.interface import Column as Column
 from spark_replica.applier_core.storage.interface import EngineError as EngineError
 from spark_replica.applier_core.storage.interface import EngineSession as EngineSession
 from spark_replica.applier_core.storage.interface import ExecMode as ExecMode
+from spark_replica.applier_core.storage.interface import ForeignKey as ForeignKey
 from spark_replica.applier_core.storage.interface import HandlerError as HandlerError
 from spark_replica.applier_core.storage.interface import Index as Index
 from spark_replica.applier_core.storage.interface import IndexKind as IndexKind
 from spark_replica.applier_core.storage.interface import IndexPart as IndexPart
 from spark_replica.applier_core.storage.interface import Key as Key
+from spark_replica.applier_core.storage.interface import ReferenceRule as ReferenceRule
 from spark_replica.applier_core.storage.interface import Row as Row
 from spark_replica.applier_core.storage.interface import RowChange as RowChange
 from spark_replica.applier_core.storage.interface import SessionState as SessionState
@@ -44,6 +47,7 @@ __all__ = [
     "DEFAULT_LOCK_WAIT_TIMEOUT",
     "TRANSIENT_ERRORS",
     "Catalog",
+    "CheckConstraint",
     "Column",
     "Index",
     "IndexKind",
@@ -53,6 +57,7 @@ __all__ = [
     "EngineSession",
     "EngineStats",
     "ExecMode",
+    "ForeignKey",
     "HandlerError",
     "InMemoryEngine",
     "InMemorySession",
@@ -60,6 +65,7 @@ __all__ = [
     "LockManager",
     "LockStats",
     "PreparedXa",
+    "ReferenceRule",
     "Row",
     "RowChange",
     "SessionState",

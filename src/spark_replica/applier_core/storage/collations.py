@@ -81,10 +81,12 @@ def _collation_name(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class CharsetDefaults:
     """What the source used where a statement names no collation: ``server`` (its
-    ``collation_server``) and ``utf8mb4`` (utf8mb4's default collation)."""
+    ``collation_server``) and ``utf8mb4`` (utf8mb4's default collation). ``mariadb``: the
+    source is MariaDB, which names unnamed CHECK constraints its own way (``constraints``)."""
 
     server: str = MYSQL_DEFAULT
     utf8mb4: str = MYSQL_DEFAULT
+    mariadb: bool = False
 
     @classmethod
     def of_source(
@@ -98,7 +100,7 @@ class CharsetDefaults:
         ids) and ``default_collation_for_utf8mb4``; ``mariadb``: the source is MariaDB."""
         utf8mb4 = _MARIADB_UTF8MB4 if mariadb else NAMES.get(utf8mb4_id or 0, MYSQL_DEFAULT)
         server = NAMES.get(charset_ids[2], "") if charset_ids is not None else ""
-        return cls(server or (utf8mb4 if mariadb else MYSQL_DEFAULT), utf8mb4)
+        return cls(server or (utf8mb4 if mariadb else MYSQL_DEFAULT), utf8mb4, mariadb)
 
     def resolve(self, charset: str | None, collation: str | None) -> str | None:
         """The collation ``CHARACTER SET charset COLLATE collation`` names (either may be

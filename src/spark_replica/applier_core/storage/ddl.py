@@ -24,6 +24,25 @@ from spark_replica.applier_core.storage.accounts import (
     no_accounts,
 )
 from spark_replica.applier_core.storage.collations import with_collations
+from spark_replica.applier_core.storage.constraints import (
+    AddCheck,
+    AddForeignKey,
+    AlterCheck,
+    ConstraintAction,
+    DropCheck,
+    DropForeignKey,
+    ForeignKeySpec,
+    after_rename,
+    check,
+    find_named,
+    foreign_key,
+    mentions,
+    referencing_renamed,
+    rename_in_clause,
+    renamed_constraints,
+    with_foreign_key_indexes,
+    without_served,
+)
 from spark_replica.applier_core.storage.ddl_convert import (
     Converter,
     Kind,
@@ -43,8 +62,10 @@ from spark_replica.applier_core.storage.indexes import (
     mysql_order,
 )
 from spark_replica.applier_core.storage.interface import (
+    CheckConstraint,
     Column,
     EngineError,
+    ForeignKey,
     Index,
     IndexPart,
     Row,
@@ -253,6 +274,7 @@ AlterAction = (
     | AlterIndex
     | ConvertCharset
     | TableCollation
+    | ConstraintAction
 )
 
 
@@ -389,9 +411,10 @@ def _(op: CreateTable, catalog: Catalog) -> Catalog:
         raise EngineError.of(ErrorCode.TABLE_EXISTS_ERROR, op.table.table, table=op.table)
     definition = op.definition
     objects = None
-    if definition is None:
+    if definition is None:  # LIKE copies checks, not foreign keys
         assert op.like is not None
-        definition = catalog.definition(op.like)
+        definition = renamed_constraints(catalog.definition(op.like), op.like.table, op.table.table)
+        definition = replace(definition, foreign_keys=())
         marker = catalog.objects.get(_sequence_key(op.like))
         if marker is not None:  # a copy of a MariaDB sequence is a sequence (ddl_sequence)
             copy = replace(marker, ref=marker.ref._replace(schema=op.table.schema,
@@ -428,6 +451,7 @@ def _(op: RenameTable, catalog: Catalog) -> Catalog:
         raise EngineError.of(ErrorCode.BAD_DB_ERROR, op.new.schema)
     tables = {ref: d for ref, d in catalog.tables.items() if ref != op.old}
     tables[op.new] = definition
+    tables.update(after_rename(catalog.tables, op.old, op.new))
     objects = dict(catalog.objects)
     for key, found in catalog.objects.items():  # triggers and the sequence mark follow
         if key == _sequence_key(op.old):
@@ -447,8 +471,17 @@ def _(op: RenameTable, catalog: Catalog) -> Catalog:
 
 @_apply.register
 def _(op: AlterTable, catalog: Catalog) -> Catalog:
-    definition = alter_columns(op, catalog.definition(op.table)).definition
-    return catalog._with(tables={**catalog.tables, op.table: definition})
+    old = catalog.definition(op.table)
+    altered = alter_columns(op, old)
+    definition = altered.definition
+    renamed = {
+        old.columns[source].name: column.name
+        for source, column in zip(altered.sources, definition.columns, strict=True)
+        if source is not None and old.columns[source].name != column.name
+    }
+    tables = {**catalog.tables, op.table: definition}
+    tables.update(referencing_renamed(tables, op.table, renamed))
+    return catalog._with(tables=tables)
 
 
 def _without_triggers_of(
@@ -801,6 +834,7 @@ class _Alteration:
             "",
             convert=convert.collation if convert is not None else "",
         )
+        definition = self._constraints(definition)
         keeps = sources == tuple(range(len(self.old.columns))) and not any(converters)
         return AlteredTable(
             self.op.table, definition, sources, converters, keeps, self.op.statement
@@ -811,6 +845,11 @@ class _Alteration:
         applied; a dropped column leaves its keys, and a key left without columns is dropped,
         as in MySQL), then the added ones, in MySQL's order."""
         used: set[int] = set()  # the DROP/RENAME/ALTER INDEX actions that found their key
+        for number, action in enumerate(self.op.actions):
+            if isinstance(action, DropIndex) and action.constraint:
+                old = self.old
+                if find_named(old.foreign_keys, action.name) or find_named(old.checks, action.name):
+                    used.add(number)  # DROP CONSTRAINT of a foreign key or check
         kept: list[Index] = []
         for index in self.old.indexes:
             if self._index_action(index.name, DropIndex, used) is not None:
@@ -839,6 +878,12 @@ class _Alteration:
             if index.name.casefold() == "primary":
                 raise self._fail(ErrorCode.WRONG_NAME_FOR_INDEX, index.name)
         check_names(kept)
+        added = [
+            Index("", a.spec.kind, tuple(IndexPart(_at(columns, p.column)) for p in a.spec.parts))
+            for a in self.op.actions
+            if isinstance(a, AddIndex)
+        ]
+        kept = without_served(kept, added)  # a new key replaces a foreign key's generated one
         for action in self.op.actions:
             if isinstance(action, AddIndex):
                 name = action.spec.name
@@ -850,6 +895,75 @@ class _Alteration:
                     error.add_context(table=self.op.table)
                     raise
         return mysql_order(kept, columns)
+
+    def _constraints(self, definition: TableDef) -> TableDef:
+        """``definition`` with the old foreign keys and checks that stay (their columns
+        moved or renamed), then the added ones, and the keys the added foreign keys need."""
+        position = {slot.source: i for i, slot in enumerate(self.slots) if slot.source is not None}
+        old_names = [c.name for c in self.old.columns]
+        dropped = [name for i, name in enumerate(old_names) if i not in position]
+        renamed = {
+            old_names[source]: definition.columns[new].name
+            for source, new in position.items()
+            if old_names[source] != definition.columns[new].name
+        }
+        redefined = {
+            old_names[slot.source].casefold()
+            for slot in self.slots
+            if slot.change is not None and slot.source is not None
+        }
+        drops = {
+            a.name.casefold()
+            for a in self.op.actions
+            if isinstance(a, DropForeignKey | DropCheck)
+            or (isinstance(a, DropIndex) and a.constraint)
+        }
+        keys: list[ForeignKey] = []
+        for key in self.old.foreign_keys:
+            moved = [position.get(column) for column in key.columns]
+            if key.name.casefold() not in drops and all(m is not None for m in moved):
+                keys.append(replace(key, columns=tuple(m for m in moved if m is not None)))
+        checks = [self._kept_check(c, dropped, renamed, redefined, drops) for c in self.old.checks]
+        kept_checks = [c for c in checks if c is not None]
+        table = self.op.table.table
+        added: list[tuple[ForeignKey, ForeignKeySpec]] = []
+        for action in self.op.actions:
+            if isinstance(action, AddForeignKey):
+                built = foreign_key(action.spec, table, definition.columns, keys, action.mariadb)
+                if built is not None:
+                    keys.append(built)
+                    added.append((built, action.spec))
+            elif isinstance(action, AddCheck):
+                kept_checks.append(check(action.spec, table, kept_checks, action.mariadb))
+        indexes = with_foreign_key_indexes(definition, added)
+        return replace(
+            definition,
+            indexes=mysql_order(indexes, definition.columns),
+            foreign_keys=tuple(keys),
+            checks=tuple(kept_checks),
+        )
+
+    def _kept_check(
+        self,
+        found: CheckConstraint,
+        dropped: list[str],
+        renamed: dict[str, str],
+        redefined: set[str],
+        drops: set[str],
+    ) -> CheckConstraint | None:
+        """An old check after the statement (None: it goes)."""
+        if found.name.casefold() in drops or mentions(found.clause, dropped):
+            return None
+        if found.column and found.column.casefold() in redefined:
+            return None  # MariaDB: the column's new definition replaces its checks
+        enforced = found.enforced
+        for action in self.op.actions:
+            if isinstance(action, AlterCheck) and action.name.casefold() == found.name.casefold():
+                enforced = action.enforced
+        folded = {old.casefold(): new for old, new in renamed.items()}
+        column = folded.get(found.column.casefold(), found.column)
+        clause = rename_in_clause(found.clause, renamed)
+        return replace(found, clause=clause, enforced=enforced, column=column)
 
     def _index_action(
         self, name: str, kind: type[DropIndex | RenameIndex | AlterIndex], used: set[int]
@@ -867,8 +981,16 @@ class _Alteration:
         """Key parts on the columns of the table being built: a dropped column's part goes,
         a changed column's prefix follows its new type (``key_prefix_after``)."""
         position = {slot.source: i for i, slot in enumerate(self.slots) if slot.source is not None}
+        renamed = {
+            self.old.columns[slot.source].name: slot.column.name
+            for slot in self.slots
+            if slot.source is not None and self.old.columns[slot.source].name != slot.column.name
+        }
         moved: list[IndexPart] = []
         for part in parts:
+            if part.expression:
+                moved.append(replace(part, expression=rename_in_clause(part.expression, renamed)))
+                continue
             new = position.get(part.column)
             if new is None:
                 continue
@@ -911,6 +1033,12 @@ class _Alteration:
             _null_step(old, slot.column, copy),
         ]
         return _chain([step for step in steps if step is not None])
+
+
+def _at(columns: tuple[Column, ...], name: str) -> int:
+    """The position of column ``name`` (-1: none)."""
+    folded = name.casefold()
+    return next((i for i, c in enumerate(columns) if c.name.casefold() == folded), -1)
 
 
 def _named(action: DropColumn | ChangeColumn | RenameColumn | AlterColumn, folded: str) -> bool:

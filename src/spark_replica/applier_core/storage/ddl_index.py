@@ -7,9 +7,9 @@ a pattern (sqlglot parses neither ``USING BTREE`` before ``ON`` nor FULLTEXT and
 indexes there); the key parts and options are read by sqlglot as the ADD INDEX clause they
 equal. https://dev.mysql.com/doc/refman/8.4/en/create-index.html
 
-Keys with a functional key part (``KEY ((a + 1))``) are not kept: the catalog keeps key parts
-on columns only. Foreign keys and CHECK constraints are not kept either (they change no row
-a row-based replica receives).
+A functional key part (``KEY ((a + 1))``) is kept with its expression as MySQL 8.4 shows it
+(``ddl_constraints.key_expression``). Foreign keys and CHECK constraints are read by
+``ddl_constraints``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from spark_replica.applier_core.storage.ddl import (
     DropPrimaryKey,
     unsupported,
 )
+from spark_replica.applier_core.storage.ddl_constraints import key_expression
 from spark_replica.applier_core.storage.indexes import IndexSpec, KeyPart
 from spark_replica.applier_core.storage.interface import EngineError, IndexKind, TableRef
 
@@ -90,9 +91,9 @@ def _created_index(statement: str, head: re.Match[str]) -> IndexSpec:
 
 def index_spec(item: exp.Expression) -> IndexSpec | None:
     """A key clause of CREATE TABLE or ALTER TABLE ADD as a secondary key; None for what is
-    no secondary key the catalog keeps (PRIMARY KEY, FOREIGN KEY, CHECK, a key with a
-    functional key part). ``CONSTRAINT c UNIQUE (a)`` names the key ``c`` unless the key
-    has its own name, as in MySQL."""
+    no secondary key the catalog keeps (PRIMARY KEY, FOREIGN KEY, CHECK).
+    ``CONSTRAINT c UNIQUE (a)`` names the key ``c`` unless the key has its own name, as in
+    MySQL."""
     if isinstance(item, exp.Constraint):
         inner = [index_spec(part) for part in item.expressions]
         found = next((spec for spec in inner if spec is not None), None)
@@ -123,7 +124,7 @@ def _spec(
 ) -> IndexSpec | None:
     read = [_key_part(part) for part in parts]
     if not read or any(part is None for part in read):
-        return None  # a functional key part
+        return None
     comment, visible = "", True
     for option in key.args.get("options") or ():
         if option.args.get("comment") is not None:
@@ -142,6 +143,8 @@ def _key_part(part: exp.Expression) -> KeyPart | None:
         return KeyPart(part.this.name, int(part.expression.name), descending)
     if isinstance(part, exp.Column | exp.Identifier):
         return KeyPart(part.name, 0, descending)
+    if isinstance(part, exp.Paren):  # a functional key part: ((expression))
+        return KeyPart("", 0, descending, key_expression(part.this))
     return None
 
 

@@ -3,12 +3,14 @@
 Supported: CREATE DATABASE/SCHEMA, DROP DATABASE/SCHEMA, CREATE/DROP INDEX (``ddl_index``),
 views, triggers, routines and events (``objects``), account statements (``accounts``),
 MariaDB's CREATE/DROP SEQUENCE and CREATE TABLE ... SEQUENCE=1 (``ddl_sequence``),
-CREATE TABLE (columns, PRIMARY KEY, secondary keys; foreign keys and checks are accepted and
-not kept; ``LIKE other``), DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with
-ADD/DROP/MODIFY/CHANGE/RENAME/ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER
-INDEX (KEY, UNIQUE, FULLTEXT, SPATIAL, CONSTRAINT ... UNIQUE), CONVERT TO CHARACTER SET and
-RENAME TO. ALTER TABLE clauses that change neither columns, keys nor data (foreign keys,
-checks, table options such as ENGINE=, ALGORITHM=, LOCK=) are accepted and do nothing.
+CREATE TABLE (columns, PRIMARY KEY, secondary keys, foreign keys and checks; ``LIKE other``),
+DROP TABLE, TRUNCATE TABLE, RENAME TABLE, and ALTER TABLE with ADD/DROP/MODIFY/CHANGE/RENAME/
+ALTER COLUMN, ADD/DROP PRIMARY KEY, ADD/DROP/RENAME/ALTER INDEX (KEY, UNIQUE, FULLTEXT,
+SPATIAL, CONSTRAINT ... UNIQUE), ADD/DROP FOREIGN KEY, ADD/DROP/ALTER CHECK, DROP CONSTRAINT,
+CONVERT TO CHARACTER SET and RENAME TO. Foreign keys and checks are read from the tokens
+(``ddl_constraints``) before sqlglot reads the rest. ALTER TABLE clauses that change neither
+columns, keys nor data (table options such as ENGINE=, ALGORITHM=, LOCK=) are accepted and
+do nothing.
 Anything else raises ``EngineError`` 1235 naming the statement: an engine never skips DDL
 silently.
 (sqlglot's DDL transpilation is not used: the statements are read, not translated.)
@@ -37,6 +39,14 @@ from spark_replica.applier_core.storage.collations import (
     charset_of,
     is_text_type,
 )
+from spark_replica.applier_core.storage.constraints import (
+    DropCheck,
+    DropForeignKey,
+    ForeignKeySpec,
+    check,
+    foreign_key,
+    foreign_key_indexes,
+)
 from spark_replica.applier_core.storage.ddl import (
     AddColumn,
     AddIndex,
@@ -64,6 +74,11 @@ from spark_replica.applier_core.storage.ddl import (
     TruncateTable,
     unsupported,
 )
+from spark_replica.applier_core.storage.ddl_constraints import (
+    Stripped,
+    strip_alter,
+    strip_create,
+)
 from spark_replica.applier_core.storage.ddl_index import (
     column_unique,
     index_spec,
@@ -79,8 +94,10 @@ from spark_replica.applier_core.storage.indexes import (
     mysql_order,
 )
 from spark_replica.applier_core.storage.interface import (
+    CheckConstraint,
     Column,
     EngineError,
+    ForeignKey,
     Index,
     TableDef,
     TableRef,
@@ -114,14 +131,23 @@ def parse_ddl(
     indexes = parse_index_statement(statement, database)
     if indexes is not None:
         return indexes
+    tokens: list[Token] = []
+    constraints: Stripped | None = None
+    text = statement
     try:
         tokens = _MYSQL.tokenize(statement)
         if tokens and tokens[0].token_type is TokenType.RENAME:
             return _parse_rename(statement, tokens, database)
-        trees = _MYSQL.parser().parse(tokens, statement)
+        constraints = strip_create(statement, tokens, database, defaults.mariadb) or strip_alter(
+            statement, tokens, database, defaults.mariadb
+        )
+        if constraints is not None and constraints.statement != statement:
+            text = constraints.statement
+            tokens = _MYSQL.tokenize(text)
+        trees = _MYSQL.parser().parse(tokens, text)
     except (ParseError, TokenError) as error:
         if _partition_clauses(tokens):  # sqlglot reads no partition maintenance
-            return _parse_alter_command(statement, tokens, database, defaults)
+            return _parse_alter_command(text, tokens, database, defaults, constraints)
         raise _syntax_error(statement, error) from error
     found = [tree for tree in trees if tree is not None]
     if not found:
@@ -129,8 +155,8 @@ def parse_ddl(
     if len(found) > 1:
         raise unsupported("several statements in one DDL event", statement)
     if isinstance(found[0], exp.Command) and str(found[0].this).upper() == "ALTER":
-        return _parse_alter_command(statement, tokens, database, defaults)
-    return _Translator(statement, database, defaults).translate(found[0])
+        return _parse_alter_command(text, tokens, database, defaults, constraints)
+    return _Translator(statement, database, defaults, constraints).translate(found[0])
 
 
 _ALTER_DATABASE = re.compile(r"\s*ALTER\s+(?:DATABASE|SCHEMA)\b(.*)", re.IGNORECASE | re.DOTALL)
@@ -179,11 +205,19 @@ class _Translator:
     """sqlglot trees of one statement → operations."""
 
     def __init__(
-        self, statement: str, database: str | None, defaults: CharsetDefaults = SERVER_DEFAULTS
+        self,
+        statement: str,
+        database: str | None,
+        defaults: CharsetDefaults = SERVER_DEFAULTS,
+        constraints: Stripped | None = None,
     ) -> None:
         self.statement = statement
         self.database = database or None
         self.defaults = defaults
+        #: The statement's FOREIGN KEY and CHECK clauses, which sqlglot does not see.
+        self.constraints = constraints or Stripped(statement, [], [], [])
+        #: CREATE TABLE: the definition each secondary key of ``_definition`` comes from.
+        self.key_origins: list[int] = []
 
     def translate(self, tree: exp.Expr) -> tuple[DdlOperation, ...]:
         if isinstance(tree, exp.Create):
@@ -229,9 +263,41 @@ class _Translator:
             return CreateTable(self._table(target), None, exists, like=self._table(like.this))
         if not isinstance(target, exp.Schema):
             raise self._unsupported("CREATE TABLE without columns")
+        table = self._table(target.this)
         definition = replace(self._definition(target), collation=self._options_collation(found))
-        created = CreateTable(self._table(target.this), definition, exists)
+        created = CreateTable(table, self._with_constraints(table, definition), exists)
         return sequence_table(created, found, self.statement)  # SEQUENCE=1: a sequence
+
+    def _with_constraints(self, table: TableRef, definition: TableDef) -> TableDef:
+        """``definition`` with the statement's foreign keys (and the keys they need) and
+        checks."""
+        mariadb = self.defaults.mariadb
+        keys: list[ForeignKey] = []
+        added: list[tuple[ForeignKey, ForeignKeySpec]] = []
+        for spec in self.constraints.foreign_keys:
+            built = foreign_key(spec, table.table, definition.columns, keys, mariadb)
+            if built is not None:
+                keys.append(built)
+                added.append((built, spec))
+        checks: list[CheckConstraint] = []
+        for check_spec in self.constraints.checks:
+            checks.append(check(check_spec, table.table, checks, mariadb))
+        found = foreign_key_indexes(definition, added)
+        # MySQL's key list holds a foreign key's key where the foreign key is defined.
+        origin = {
+            id(index): at for index, at in zip(definition.indexes, self.key_origins, strict=True)
+        }
+        placed = sorted(
+            found,
+            key=lambda pair: origin[id(pair[0])] if pair[1] is None else pair[1].position - 0.5,
+        )
+        indexes = [index for index, _ in placed]
+        return replace(
+            definition,
+            indexes=mysql_order(indexes, definition.columns),
+            foreign_keys=tuple(keys),
+            checks=tuple(checks),
+        )
 
     def _options_collation(self, options: list[exp.Expression]) -> str:
         """The collation that CHARACTER SET and COLLATE options name ("" for none)."""
@@ -243,7 +309,8 @@ class _Translator:
         columns: list[Column] = []
         key: list[tuple[str, int]] = []
         secondary: list[IndexSpec] = []
-        for item in schema.expressions:
+        origins: list[int] = []  # the definition each secondary key comes from
+        for number, item in enumerate(schema.expressions):
             if isinstance(item, exp.ColumnDef):
                 spec = self._column_spec(item)
                 column = spec.column
@@ -254,6 +321,7 @@ class _Translator:
                     key = self._set_key(key, [(column.name, 0)])
                 if spec.unique:
                     secondary.append(column_unique(column.name))
+                    origins.append(number)
             else:
                 primary_key = self._primary_key(item)
                 if primary_key is not None:
@@ -261,6 +329,7 @@ class _Translator:
                 found = index_spec(item)
                 if found is not None:
                     secondary.append(found)
+                    origins.append(number)
         definition = TableDef(tuple(columns))
         indexes = []
         for name, _prefix in key:
@@ -276,7 +345,8 @@ class _Translator:
         for key_spec in secondary:
             built.append(build_index(key_spec, not_null, built))
         prefixes = tuple(prefix for _, prefix in key)
-        return TableDef(not_null, tuple(indexes), prefixes, mysql_order(built, not_null))
+        self.key_origins = origins
+        return TableDef(not_null, tuple(indexes), prefixes, tuple(built))
 
     @staticmethod
     def _set_key(
@@ -366,6 +436,7 @@ class _Translator:
             else:
                 actions += self._alter_action(action)
         actions += extra
+        actions += self.constraints.actions
         options = list(tree.args.get("options") or ())
         collation = self._options_collation(options)
         if collation:
@@ -442,8 +513,10 @@ class _Translator:
         exists = bool(action.args.get("exists"))
         if kind in ("INDEX", "KEY", "CONSTRAINT"):
             return [DropIndex(name, exists, constraint=kind == "CONSTRAINT") for name in names]
-        if kind in ("FOREIGN KEY", "CHECK"):
-            return []  # not kept
+        if kind == "FOREIGN KEY":
+            return [DropForeignKey(name, exists) for name in names]
+        if kind == "CHECK":
+            return [DropCheck(name) for name in names]
         raise self._unsupported(f"ALTER TABLE ... {action.sql('mysql')}")
 
     def _add_constraint(self, item: exp.Expression) -> list[AlterAction]:
@@ -561,12 +634,16 @@ def _default(value: exp.Expression) -> Default:
 
 
 def _parse_alter_command(
-    statement: str, tokens: list[Token], database: str | None, defaults: CharsetDefaults
+    statement: str,
+    tokens: list[Token],
+    database: str | None,
+    defaults: CharsetDefaults,
+    constraints: Stripped | None = None,
 ) -> tuple[DdlOperation, ...]:
     """ALTER TABLE that sqlglot keeps as text: its clauses sqlglot cannot read but that are
-    understood here (CONVERT TO CHARACTER SET, ADD CHECK, ALTER CHECK, ENABLE/DISABLE KEYS)
-    are taken out, and the rest is parsed again."""
-    translator = _Translator(statement, database, defaults)
+    understood here (CONVERT TO CHARACTER SET, ENABLE/DISABLE KEYS) are taken out, and the
+    rest is parsed again."""
+    translator = _Translator(statement, database, defaults, constraints)
     split = _alter_clauses(tokens)
     if split is None:
         raise translator._unsupported("this statement as replicated DDL")
@@ -651,9 +728,9 @@ _PARTITION_NO_OPS = frozenset(
 
 
 def _is_no_op_clause(words: list[str]) -> bool:
-    """ENABLE/DISABLE KEYS (MyISAM index maintenance), ADD/ALTER of CHECK constraints, table
-    options sqlglot does not read (CHECKSUM=1, TABLESPACE ts), partitioning (PARTITION BY,
-    REMOVE PARTITIONING, and the partition maintenance in ``_PARTITION_NO_OPS``)."""
+    """ENABLE/DISABLE KEYS (MyISAM index maintenance), table options sqlglot does not read
+    (CHECKSUM=1, TABLESPACE ts), partitioning (PARTITION BY, REMOVE PARTITIONING, and the
+    partition maintenance in ``_PARTITION_NO_OPS``)."""
     if words in (["ENABLE", "KEYS"], ["DISABLE", "KEYS"], ["REMOVE", "PARTITIONING"]):
         return True
     if words[0] == "PARTITION BY" or words[:2] == ["PARTITION", "BY"]:
@@ -662,9 +739,7 @@ def _is_no_op_clause(words: list[str]) -> bool:
         return True
     if (words[0] in _GENERIC_OPTIONS or words[0] == "TABLESPACE") and len(words) <= 3:
         return True  # NAME [=] value, alone: options written one after another are not read
-    if words[:1] == ["ADD"] and "CHECK" in words[1:4] and words[1] in ("CHECK", "CONSTRAINT"):
-        return True
-    return words[:1] == ["ALTER"] and words[1:2] in (["CHECK"], ["CONSTRAINT"])
+    return False
 
 
 def _parse_rename(

@@ -4,9 +4,10 @@ A statement names a key's columns (``IndexSpec``); the catalog keeps them by pos
 (``interface.Index``), so a column rename needs no change in its keys. What MySQL does with
 keys, and this module does too (sql/sql_table.cc, ``mysql_prepare_create_table``):
 
-* a key without a name is named after its first column, or ``<column>_2``, ``_3`` ... when
-  that name is taken (``make_unique_key_name``); names compare case-insensitively and no
-  secondary key may be named PRIMARY (1280);
+* a key without a name is named after its first column (``functional_index`` when that is
+  an expression), or ``<column>_2``, ``_3`` ... when that name is taken
+  (``make_unique_key_name``); names compare case-insensitively and no secondary key may be
+  named PRIMARY (1280);
 * two keys with one name are refused (1061), a key on an unknown column too (1072);
 * keys are kept sorted (``sort_keys``): UNIQUE keys first (those on NOT NULL columns before
   those with a nullable column, then those without a prefix part before those with one),
@@ -37,6 +38,8 @@ class KeyPart:
     column: str
     prefix: int = 0
     descending: bool = False
+    #: A functional key part's expression (``column`` is then empty).
+    expression: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +62,17 @@ def build_index(spec: IndexSpec, columns: Sequence[Column], taken: Iterable[Inde
     """
     parts: list[IndexPart] = []
     for part in spec.parts:
+        if part.expression:
+            parts.append(IndexPart(-1, 0, part.descending, part.expression))
+            continue
         position = column_position(columns, part.column)
         if position is None:
             raise EngineError.of(ErrorCode.KEY_COLUMN_DOES_NOT_EXITS, part.column)
         parts.append(IndexPart(position, part.prefix, part.descending))
     names = {index.name.casefold() for index in taken}
     if spec.name is None:
-        name = _unique_name(columns[parts[0].column].name, names)
+        first = parts[0].column
+        name = _unique_name(columns[first].name if first >= 0 else "functional_index", names)
     else:
         name = spec.name
         if name.casefold() == "primary":
@@ -113,7 +120,7 @@ def mysql_order(indexes: Iterable[Index], columns: Sequence[Column]) -> tuple[In
 
     def rank(index: Index) -> tuple[int, int, int]:
         if index.unique:
-            nullable = any(columns[p.column].nullable for p in index.parts)
+            nullable = any(p.column < 0 or columns[p.column].nullable for p in index.parts)
             prefixed = any(p.prefix for p in index.parts)
             return (0, int(nullable), int(prefixed))
         return (1, int(index.kind is IndexKind.FULLTEXT), 0)
@@ -130,7 +137,7 @@ def column_keys(
     keys = ["PRI" if i in primary_key else "" for i in range(len(columns))]
     for index in indexes:
         first = index.parts[0].column
-        if keys[first] == "PRI":
+        if first < 0 or keys[first] == "PRI":
             continue
         if index.unique and len(index.parts) == 1:
             keys[first] = "UNI"

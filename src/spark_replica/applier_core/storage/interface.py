@@ -238,11 +238,14 @@ class IndexKind(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class IndexPart:
     """One key part: the column's position in the table, its prefix length (0: the whole
-    value) and whether it is sorted descending (``DESC``)."""
+    value) and whether it is sorted descending (``DESC``). A functional key part
+    (``KEY ((a + 1))``) has ``expression``, its text as SHOW INDEX's ``Expression`` shows it,
+    and ``column`` -1."""
 
     column: int
     prefix: int = 0
     descending: bool = False
+    expression: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,10 +258,54 @@ class Index:
     parts: tuple[IndexPart, ...]
     comment: str = ""
     visible: bool = True
+    #: Created for a foreign key that no other key served: a key added later that serves
+    #: the foreign key replaces it, as in MySQL.
+    generated: bool = False
 
     @property
     def unique(self) -> bool:
         return self.kind is IndexKind.UNIQUE
+
+
+class ReferenceRule(enum.StrEnum):
+    """What a foreign key does when the referenced row is deleted or updated."""
+
+    RESTRICT = "RESTRICT"
+    CASCADE = "CASCADE"
+    SET_NULL = "SET NULL"
+    NO_ACTION = "NO ACTION"
+    SET_DEFAULT = "SET DEFAULT"
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    """A FOREIGN KEY constraint as the catalog keeps it: shown, not enforced (the source
+    checked its rows). ``columns`` are positions in the table, like key parts;
+    ``referenced`` and ``referenced_columns`` name the parent table and its columns.
+    ``on_delete``/``on_update`` are the rules information_schema shows; SHOW CREATE TABLE
+    leaves out a rule equal to ``implicit``, the source's rule when none is written
+    (MySQL: NO ACTION, MariaDB: RESTRICT)."""
+
+    name: str
+    columns: tuple[int, ...]
+    referenced: TableRef
+    referenced_columns: tuple[str, ...]
+    on_delete: ReferenceRule = ReferenceRule.NO_ACTION
+    on_update: ReferenceRule = ReferenceRule.NO_ACTION
+    implicit: ReferenceRule = ReferenceRule.NO_ACTION
+
+
+@dataclass(frozen=True, slots=True)
+class CheckConstraint:
+    """A CHECK constraint as the catalog keeps it (shown, not enforced). ``clause`` is its
+    expression as the source's information_schema.CHECK_CONSTRAINTS shows it (identifiers
+    in backticks); ``column``: the column a MariaDB column-level check belongs to (it goes
+    when the column is redefined), empty for the others."""
+
+    name: str
+    clause: str
+    enforced: bool = True
+    column: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +317,9 @@ class TableDef:
     as in ``PRIMARY KEY (name(10))``. ``indexes`` are the secondary keys in MySQL's order
     (``storage.indexes.mysql_order``), which SHOW INDEX and SHOW CREATE TABLE follow.
     ``collation`` is the table's default collation (empty: not known, or in a definition
-    being parsed, the database's applies).
+    being parsed, the database's applies). ``foreign_keys`` and ``checks`` are the table's
+    FOREIGN KEY and CHECK constraints (``storage.constraints``), in the order they were
+    defined.
     """
 
     columns: tuple[Column, ...]
@@ -278,6 +327,8 @@ class TableDef:
     key_prefix: tuple[int, ...] = ()
     indexes: tuple[Index, ...] = ()
     collation: str = ""
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    checks: tuple[CheckConstraint, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key_prefix:

@@ -4,7 +4,8 @@ TABLE_CONSTRAINTS and KEY_COLUMN_USAGE rows, and SHOW CREATE TABLE's key lines.
 The PRIMARY key comes first, then the secondary keys in the order the catalog keeps them
 (MySQL's, ``storage.indexes.mysql_order``). What MySQL computes from the stored data is not
 known here: CARDINALITY is NULL. As in MySQL 8.4, a FULLTEXT or SPATIAL key part has no
-COLLATION and no SUB_PART, and a DESC key part has COLLATION 'D'.
+COLLATION and no SUB_PART, and a DESC key part has COLLATION 'D'. A functional key part
+has no COLUMN_NAME and its expression in EXPRESSION.
 https://dev.mysql.com/doc/refman/8.4/en/information-schema-statistics-table.html
 """
 
@@ -43,7 +44,7 @@ def statistics_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
     for index in all_keys(definition):
         ordered = index.kind in (IndexKind.INDEX, IndexKind.UNIQUE)
         for sequence, part in enumerate(index.parts, 1):
-            column = definition.columns[part.column]
+            column = definition.columns[part.column] if part.column >= 0 else None
             rows.append(
                 {
                     "table_catalog": "def",
@@ -53,17 +54,17 @@ def statistics_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
                     "index_schema": ref.schema,
                     "index_name": index.name,
                     "seq_in_index": sequence,
-                    "column_name": column.name,
+                    "column_name": column.name if column is not None else None,
                     "collation": ("D" if part.descending else "A") if ordered else None,
                     "cardinality": None,
                     "sub_part": (part.prefix or None) if ordered else None,
                     "packed": None,
-                    "nullable": "YES" if column.nullable else "",
+                    "nullable": "YES" if column is None or column.nullable else "",
                     "index_type": "BTREE" if ordered else index.kind.value,
                     "comment": "",
                     "index_comment": index.comment,
                     "is_visible": "YES" if index.visible else "NO",
-                    "expression": None,
+                    "expression": part.expression or None,
                 }
             )
     return rows
@@ -106,6 +107,7 @@ def key_column_usage_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
         for index in all_keys(definition)
         if index.unique
         for position, part in enumerate(index.parts, 1)
+        if part.column >= 0
     ]
 
 
@@ -133,6 +135,8 @@ def _parts_text(definition: TableDef, index: Index) -> str:
 
 
 def _part_text(definition: TableDef, part: IndexPart) -> str:
+    if part.expression:  # a functional key part: (expression)
+        return f"({part.expression})" + (" DESC" if part.descending else "")
     text = quote(definition.columns[part.column].name)
     if part.prefix:
         text += f"({part.prefix})"

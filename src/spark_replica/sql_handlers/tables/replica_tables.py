@@ -22,7 +22,7 @@ from spark_replica.applier_core.storage.collations import charset_of
 from spark_replica.applier_core.storage.indexes import column_keys
 from spark_replica.applier_core.storage.objects import ObjectKind, ObjectRef, StoredObject
 from spark_replica.sql_handlers.query.interfaces import TableCatalog
-from spark_replica.sql_handlers.tables import object_rows
+from spark_replica.sql_handlers.tables import constraint_rows, object_rows
 from spark_replica.sql_handlers.tables.key_rows import (
     key_column_usage_rows,
     key_lines,
@@ -113,7 +113,8 @@ class ObjectRows:
 
 class InfoRows:
     """The rows of information_schema SCHEMATA, TABLES, COLUMNS, STATISTICS,
-    TABLE_CONSTRAINTS and KEY_COLUMN_USAGE, and of the kept objects' tables (``objects``)."""
+    TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS and CHECK_CONSTRAINTS, and
+    of the kept objects' tables (``objects``)."""
 
     def __init__(
         self,
@@ -124,6 +125,8 @@ class InfoRows:
         objects: ObjectRows | None = None,
         constraints: Sequence[InfoRow] = (),
         key_usage: Sequence[InfoRow] = (),
+        referential: Sequence[InfoRow] = (),
+        checks: Sequence[InfoRow] = (),
     ) -> None:
         self.schemata = list(schemata)
         self.tables = list(tables)
@@ -132,6 +135,8 @@ class InfoRows:
         self.objects = objects or ObjectRows()
         self.constraints = list(constraints)
         self.key_usage = list(key_usage)
+        self.referential = list(referential)
+        self.checks = list(checks)
 
     @classmethod
     def of(cls, catalog: ReplicaCatalog) -> InfoRows:
@@ -149,8 +154,30 @@ class InfoRows:
             [row for ref in refs for row in columns_rows(ref, defs[ref])],
             [row for ref in refs for row in statistics_rows(ref, defs[ref])],
             ObjectRows.of(catalog),
-            [row for ref in refs for row in table_constraints_rows(ref, defs[ref])],
-            [row for ref in refs for row in key_column_usage_rows(ref, defs[ref])],
+            [
+                row
+                for ref in refs
+                for rows in (
+                    table_constraints_rows(ref, defs[ref]),
+                    constraint_rows.table_constraints_rows(ref, defs[ref]),
+                )
+                for row in rows
+            ],
+            [
+                row
+                for ref in refs
+                for rows in (
+                    key_column_usage_rows(ref, defs[ref]),
+                    constraint_rows.key_column_usage_rows(ref, defs[ref]),
+                )
+                for row in rows
+            ],
+            [
+                row
+                for ref in refs
+                for row in constraint_rows.referential_constraints_rows(ref, defs[ref], defs)
+            ],
+            [row for ref in refs for row in constraint_rows.check_constraints_rows(ref, defs[ref])],
         )
 
     def merged(self, other: InfoRows) -> InfoRows:
@@ -170,6 +197,8 @@ class InfoRows:
             other.objects,  # the virtual schemas have no views, triggers, routines or events
             self.constraints + fresh(other.constraints),
             self.key_usage + fresh(other.key_usage),
+            self.referential + other.referential,
+            self.checks + other.checks,
         )
 
     @cached_property
@@ -262,7 +291,7 @@ def columns_rows(ref: TableRef, definition: TableDef) -> list[InfoRow]:
     return rows
 
 
-def create_table_text(name: str, definition: TableDef) -> str:
+def create_table_text(name: str, definition: TableDef, schema: str = "") -> str:
     """SHOW CREATE TABLE's text for a replicated table, laid out as MySQL 8.4 prints it.
 
     >>> from spark_replica.applier_core.storage import Column
@@ -273,7 +302,8 @@ def create_table_text(name: str, definition: TableDef) -> str:
     ) ENGINE=SparkSQL DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci
 
     A text column whose collation is not the table's shows its character set and collation
-    (``CHARACTER SET latin1 COLLATE latin1_bin``).
+    (``CHARACTER SET latin1 COLLATE latin1_bin``). ``schema``: the table's database, which
+    a foreign key's referenced table is shown without.
     """
     table_collation = definition.collation or COLLATION
     lines = []
@@ -290,6 +320,7 @@ def create_table_text(name: str, definition: TableDef) -> str:
             nullability = " DEFAULT NULL" if info.takes_default else ""
         lines.append(f"  {quote(column.name)} {info.column_type}{charset}{nullability}")
     lines += key_lines(definition)
+    lines += constraint_rows.constraint_lines(schema, definition)
     return (
         f"CREATE TABLE {quote(name)} (\n"
         + ",\n".join(lines)

@@ -169,7 +169,7 @@ def show_create_table(
         definition = catalog.definition(db, table)
         if definition is None:
             raise ReplicaError.from_code(ErrorCode.NO_SUCH_TABLE, db, table)
-        text, name = create_table_text(table, definition), table
+        text, name = create_table_text(table, definition, db), table
     return [("Table", _S), ("Create Table", _S)], [(name, text)]
 
 

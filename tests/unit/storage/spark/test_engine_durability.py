@@ -581,3 +581,27 @@ def test_a_prepared_xa_transaction_is_recorded_with_the_gtids_of_its_commit_poin
         assert last.durable_state().gtids == ((UUID, "", 1, 5),)
     finally:
         last.close()
+
+
+def test_foreign_keys_and_checks_are_recorded_and_found_after_a_restart(
+    spark: Any, place: Any
+) -> None:
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.ddl("ALTER TABLE n ADD FOREIGN KEY (a) REFERENCES t (id), ADD CHECK (a > 0)")
+    writer.ddl("ALTER TABLE t RENAME COLUMN id TO tid")  # the reference in n follows
+    writer.ddl("RENAME TABLE t TO t2")
+    t2 = TableRef("d", "t2")
+    expected = {ref: engine.definition(ref) for ref in (t2, N)}
+    assert expected[N].foreign_keys[0].referenced == t2
+    assert expected[N].foreign_keys[0].referenced_columns == ("tid",)
+    assert [c.name for c in expected[N].checks] == ["n_chk_1"]
+    engine.flush()
+    engine.close()
+
+    again = start(spark, place)
+    try:
+        assert {ref: again.definition(ref) for ref in (t2, N)} == expected
+    finally:
+        again.close()

@@ -130,4 +130,19 @@ def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
         outcome.state = state.with_tables(tables)
     elif not isinstance(op, _STATE_ONLY):  # pragma: no cover
         raise TypeError(f"not a DDL operation: {op!r}")  # every operation is handled above
+    _follow_definitions(outcome, catalog)
     return catalog
+
+
+def _follow_definitions(outcome: DdlOutcome, catalog: Catalog) -> None:
+    """Definitions another table's DDL changed (foreign keys that reference a renamed table
+    or column): state only, the files stay."""
+    tables = dict(outcome.state.tables)
+    changed = False
+    for ref, table in tables.items():
+        found = catalog.tables.get(ref)
+        if found is not None and found is not table.definition and found != table.definition:
+            tables[ref] = replace(table, definition=found)
+            changed = True
+    if changed:
+        outcome.state = outcome.state.with_tables(tables)

@@ -25,10 +25,13 @@ from spark_replica.applier_core.progress import GtidInterval
 from spark_replica.applier_core.storage.accounts import Accounts, no_accounts
 from spark_replica.applier_core.storage.ddl import Objects
 from spark_replica.applier_core.storage.interface import (
+    CheckConstraint,
     Column,
+    ForeignKey,
     Index,
     IndexKind,
     IndexPart,
+    ReferenceRule,
     TableDef,
     TableRef,
 )
@@ -116,7 +119,10 @@ def definition_to_json(definition: TableDef) -> str:
     collation; the table's default collation is ``collation``. Secondary keys are
     ``[name, kind, parts, comment, visible]`` with parts ``[column position, prefix,
     descending]``; a table without any has no ``indexes`` member, as definitions recorded
-    before keys were kept."""
+    before keys were kept. Foreign keys are ``[name, columns, [schema, table],
+    referenced columns, on delete, on update, implicit rule]`` and checks ``[name, clause,
+    enforced, column]``, in ``foreign_keys`` and ``checks`` members that a table without
+    any (and a definition recorded before they were kept) has not."""
     data: dict[str, object] = {
         "columns": [_column_to_json(c) for c in definition.columns],
         "primary_key": list(definition.primary_key),
@@ -125,17 +131,28 @@ def definition_to_json(definition: TableDef) -> str:
     if definition.collation:
         data["collation"] = definition.collation
     if definition.indexes:
-        data["indexes"] = [
-            [
-                i.name,
-                i.kind.value,
-                [[p.column, p.prefix, p.descending] for p in i.parts],
-                i.comment,
-                i.visible,
-            ]  # fmt: skip
-            for i in definition.indexes
-        ]
+        data["indexes"] = [_index_to_json(i) for i in definition.indexes]
+    if definition.foreign_keys:
+        data["foreign_keys"] = [
+            [k.name, list(k.columns), [k.referenced.schema, k.referenced.table],
+             list(k.referenced_columns), k.on_delete.value, k.on_update.value, k.implicit.value]
+            for k in definition.foreign_keys
+        ]  # fmt: skip
+    if definition.checks:
+        data["checks"] = [[c.name, c.clause, c.enforced, c.column] for c in definition.checks]
     return json.dumps(data, separators=(",", ":"))
+
+
+def _index_to_json(index: Index) -> list[object]:
+    """``[name, kind, parts, comment, visible]`` and ``true`` for a key generated for a
+    foreign key; a part is ``[column, prefix, descending]`` and a functional part's
+    expression."""
+    parts = [
+        [p.column, p.prefix, p.descending, *([p.expression] if p.expression else [])]
+        for p in index.parts
+    ]
+    found: list[object] = [index.name, index.kind.value, parts, index.comment, index.visible]
+    return [*found, True] if index.generated else found
 
 
 def definition_from_json(text: str) -> TableDef:
@@ -144,11 +161,22 @@ def definition_from_json(text: str) -> TableDef:
         Index(
             name,
             IndexKind(kind),
-            tuple(IndexPart(c, p, bool(d)) for c, p, d in parts),
+            tuple(IndexPart(c, p, bool(d), *e) for c, p, d, *e in parts),
             comment,
             bool(visible),
+            bool(generated and generated[0]),
         )  # fmt: skip
-        for name, kind, parts, comment, visible in data.get("indexes", ())
+        for name, kind, parts, comment, visible, *generated in data.get("indexes", ())
+    )
+    foreign_keys = tuple(
+        ForeignKey(name, tuple(columns), TableRef(*target), tuple(referenced),
+                   ReferenceRule(delete), ReferenceRule(update), ReferenceRule(implicit))
+        for name, columns, target, referenced, delete, update, implicit
+        in data.get("foreign_keys", ())
+    )  # fmt: skip
+    checks = tuple(
+        CheckConstraint(name, clause, bool(enforced), column)
+        for name, clause, enforced, column in data.get("checks", ())
     )
     return TableDef(
         tuple(
@@ -159,6 +187,8 @@ def definition_from_json(text: str) -> TableDef:
         tuple(data["key_prefix"]),
         indexes,
         data.get("collation", ""),
+        foreign_keys,
+        checks,
     )
 
 
