@@ -1,0 +1,270 @@
+"""The candidate stores for a disk-backed key index, measured side by side in one run.
+
+The Spark engine keeps every table's rows in Python to check keys (1062/1032) and to find
+the row an update or delete replaces: about 520 bytes a row (decision 0007), which no large
+table fits. A key index maps a table's primary key to where its row lives; this script
+measures what such an index costs in each candidate store, with the access pattern of
+replication: a bulk load of ``--rows`` keys (sysbench-shaped: an INT id), then transactions
+of ``--batch`` random lookups, half of them followed by an update of the value, a quarter by
+a delete and a re-insert, committed per batch. Printed per store: load rate, lookups+writes
+per second, the process's RSS growth, and the bytes on disk.
+
+Stores: ``dict`` (today's in-memory baseline), ``sqlite`` (the standard library, WITHOUT
+ROWID table), ``lmdb`` (py-lmdb) and ``rocksdb`` (rocksdict), the last two measured when
+installed (``pip install lmdb rocksdict``). No store forces its writes to disk per
+transaction (LMDB ``sync=False``, SQLite WAL with ``synchronous=NORMAL``, RocksDB's
+default): a key index needs to be durable at the engine's commit point, not at each
+transaction. One store per run of a fresh interpreter is the
+fair comparison for RSS; ``--stores`` picks them, and the default runs each in its own
+subprocess.
+
+    python tests/bench/bench_key_index.py --rows 2000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchkit import load_average, machine_line  # noqa: E402
+
+STORES = ("dict", "sqlite", "lmdb", "rocksdb")
+_KEY = struct.Struct(">q")  # big-endian: byte order is key order
+_VALUE = struct.Struct(">iq")  # (file id, row position): where the row lives
+
+
+class Store(Protocol):
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None: ...
+    def get(self, key: bytes) -> bytes | None: ...
+    def put(self, key: bytes, value: bytes) -> None: ...
+    def delete(self, key: bytes) -> None: ...
+    def commit(self) -> None: ...
+
+
+class DictStore:
+    def __init__(self, root: Path) -> None:
+        self.data: dict[bytes, bytes] = {}
+
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
+        self.data.update(pairs)
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.data.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.data[key] = value
+
+    def delete(self, key: bytes) -> None:
+        self.data.pop(key, None)
+
+    def commit(self) -> None:
+        pass
+
+
+class SqliteStore:
+    def __init__(self, root: Path) -> None:
+        self.db = sqlite3.connect(root / "index.sqlite", isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("CREATE TABLE k (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID")
+        self.db.execute("BEGIN")
+
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
+        self.db.executemany("INSERT INTO k VALUES (?, ?)", pairs)
+        self.commit()
+
+    def get(self, key: bytes) -> bytes | None:
+        row = self.db.execute("SELECT value FROM k WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.db.execute("INSERT OR REPLACE INTO k VALUES (?, ?)", (key, value))
+
+    def delete(self, key: bytes) -> None:
+        self.db.execute("DELETE FROM k WHERE key = ?", (key,))
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN")
+
+
+class LmdbStore:
+    def __init__(self, root: Path) -> None:
+        import lmdb
+
+        self.env = lmdb.open(str(root / "index.lmdb"), map_size=64 << 30, writemap=True,
+                             metasync=False, sync=False)  # fmt: skip
+        self.txn = self.env.begin(write=True)
+
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
+        cursor = self.txn.cursor()
+        cursor.putmulti(pairs, append=True)
+        self.commit()
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.txn.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.txn.put(key, value)
+
+    def delete(self, key: bytes) -> None:
+        self.txn.delete(key)
+
+    def commit(self) -> None:
+        self.txn.commit()
+        self.txn = self.env.begin(write=True)
+
+
+class RocksStore:
+    def __init__(self, root: Path) -> None:
+        from rocksdict import Options, Rdict, WriteBatch
+
+        options = Options()
+        options.create_if_missing(True)
+        self.db = Rdict(str(root / "index.rocksdb"), options)
+        self.batch_type = WriteBatch
+
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
+        batch = self.batch_type()
+        for count, (key, value) in enumerate(pairs, 1):
+            batch.put(key, value)
+            if count % 100_000 == 0:
+                self.db.write(batch)
+                batch = self.batch_type()
+        self.db.write(batch)
+
+    def get(self, key: bytes) -> bytes | None:
+        value = self.db.get(key)
+        return None if value is None else bytes(value)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.db.put(key, value)  # each write to the WAL: a transaction reads its own writes
+
+    def delete(self, key: bytes) -> None:
+        self.db.delete(key)
+
+    def commit(self) -> None:
+        pass  # written already (an atomic commit would stage in a WriteBatchWithIndex)
+
+
+_FACTORIES: dict[str, Any] = {"dict": DictStore, "sqlite": SqliteStore, "lmdb": LmdbStore,
+                              "rocksdb": RocksStore}  # fmt: skip
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _disk_bytes(root: Path) -> int:
+    return sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())  # sparse: used
+
+
+def measure(name: str, rows: int, batches: int, batch: int, seed: int) -> dict[str, object]:
+    """One store's figures (run in a fresh process for a fair RSS)."""
+    with tempfile.TemporaryDirectory(prefix=f"key-index-{name}-") as directory:
+        root = Path(directory)
+        before = _rss_bytes()
+        store: Store = _FACTORIES[name](root)
+        started = time.perf_counter()
+        store.load((_KEY.pack(k), _VALUE.pack(k % 97, k)) for k in range(rows))
+        load_s = time.perf_counter() - started
+        random.seed(seed)
+        started = time.perf_counter()
+        operations = 0
+        for _ in range(batches):
+            for _ in range(batch):
+                key = _KEY.pack(random.randrange(rows))
+                found = store.get(key)
+                assert found is not None
+                operations += 1
+                choice = random.random()
+                if choice < 0.5:
+                    store.put(key, _VALUE.pack(1, 2))
+                    operations += 1
+                elif choice < 0.75:
+                    store.delete(key)
+                    store.put(key, found)
+                    operations += 2
+            store.commit()
+        apply_s = time.perf_counter() - started
+        return {
+            "store": name,
+            "rows": rows,
+            "load_rows_per_s": round(rows / load_s),
+            "operations_per_s": round(operations / apply_s),
+            "rss_growth_mb": round((_rss_bytes() - before) / 2**20, 1),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "disk_mb": round(_disk_bytes(root) / 2**20, 1),
+        }
+
+
+def available(name: str) -> bool:
+    module = {"lmdb": "lmdb", "rocksdb": "rocksdict"}.get(name)
+    if module is None:
+        return True
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=100, help="lookups per transaction")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--stores", default=",".join(STORES))
+    parser.add_argument("--json", action="store_true", help="one JSON line per store")
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    stores = [s for s in args.stores.split(",") if s]
+    unknown = [s for s in stores if s not in _FACTORIES]
+    if unknown:
+        parser.error(f"unknown stores: {', '.join(unknown)}")
+    if args.in_process:
+        for name in stores:
+            print(json.dumps(measure(name, args.rows, args.batches, args.batch, args.seed)))
+        return 0
+    if not args.json:
+        print(machine_line())
+        print(f"load average: {load_average()}; rows={args.rows} batches={args.batches}x"
+              f"{args.batch}")  # fmt: skip
+    for name in stores:
+        if not available(name):
+            print(json.dumps({"store": name, "skipped": "not installed"}) if args.json
+                  else f"{name:8} not installed")  # fmt: skip
+            continue
+        command = [sys.executable, __file__, "--in-process", "--stores", name,
+                   "--rows", str(args.rows), "--batches", str(args.batches),
+                   "--batch", str(args.batch), "--seed", str(args.seed)]  # fmt: skip
+        figures = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                            text=True).stdout.strip().splitlines()[-1])  # fmt: skip
+        if args.json:
+            print(json.dumps(figures))
+        else:
+            print(
+                f"{name:8} load {figures['load_rows_per_s']:>10,} rows/s  "
+                f"apply {figures['operations_per_s']:>9,} ops/s  "
+                f"RSS +{figures['rss_growth_mb']:>7} MB  disk {figures['disk_mb']:>7} MB"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
