@@ -23,7 +23,7 @@ from sqlglot.errors import SqlglotError
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage.objects import StoredObject
-from spark_replica.sql_handlers.tables.object_parts import routine_parts
+from spark_replica.sql_handlers.tables.object_parts import routine_parts, split_top_level
 
 _NAME = r"`(?:[^`]|``)+`|[\w$]+"
 _BLOCK = re.compile(
@@ -76,10 +76,11 @@ def function_body(stored: StoredObject) -> FunctionBody:
     ref = stored.ref
     parts = routine_parts(stored)
     reader = _Reader(f"{ref.schema}.{ref.name}")
-    params = tuple(reader.param(text) for text in split(parts.params, ",") if text.strip())
+    listed = split_top_level(parts.params, ",")
+    params = tuple(reader.param(text) for text in listed if text.strip())
     body = parts.body.strip()
     block = _BLOCK.match(body)
-    statements = split(block.group("inner"), ";") if block else [body.rstrip(";")]
+    statements = split_top_level(block.group("inner"), ";") if block else [body.rstrip(";")]
     steps: list[Assign] = []
     result: exp.Expr | None = None
     for statement in (s.strip() for s in statements):
@@ -121,11 +122,12 @@ class _Reader:
         default = found.group("default")
         value = self.expression(default) if default is not None else None
         kind = found.group("type").strip()
-        return [Assign(identifier(n), value, kind) for n in split(found.group("names"), ",")]
+        names = split_top_level(found.group("names"), ",")
+        return [Assign(identifier(n), value, kind) for n in names]
 
     def set(self, text: str) -> list[Assign]:
         assigned = []
-        for part in split(text, ","):
+        for part in split_top_level(text, ","):
             found = _ASSIGNMENT.match(part.strip())
             if found is None or found.group("target").startswith("@@"):
                 raise self.refuse(f"SET {part.strip()[:40]} in its body")
@@ -155,28 +157,3 @@ def identifier(text: str) -> str:
 
 def _head(statement: str) -> str:
     return statement.split(None, 1)[0].upper()
-
-
-def split(text: str, separator: str) -> list[str]:
-    """``text`` cut at each ``separator`` outside quotes and parentheses."""
-    parts, depth, start, quote = [], 0, 0, ""
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\" and quote != "`":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"`":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == separator and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-        index += 1
-    parts.append(text[start:])
-    return parts

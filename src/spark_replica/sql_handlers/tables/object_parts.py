@@ -13,6 +13,7 @@ https://dev.mysql.com/doc/refman/8.4/en/create-event.html
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -173,24 +174,40 @@ def _parenthesised(text: str) -> tuple[str, int]:
     start = len(text) - len(text.lstrip())
     if text[start : start + 1] != "(":
         return "", 0
+    for index, char, depth in _outside_quotes(text, start):
+        if char == ")" and depth == 0:
+            return text[start + 1 : index], index + 1
+    return text[start + 1 :], len(text)
+
+
+def split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` cut at each ``separator`` outside quotes and parentheses."""
+    parts, start = [], 0
+    for index, char, depth in _outside_quotes(text):
+        if char == separator and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _outside_quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character outside quoted strings and names, with its position and the depth of
+    parentheses after it (a backslash escapes in strings, not in backquoted names)."""
     depth, index, quote = 0, start, ""
     while index < len(text):
         char = text[index]
         if quote:
-            if char == "\\":
+            if char == "\\" and quote != "`":
                 index += 1
             elif char == quote:
                 quote = ""
         elif char in "'\"`":
             quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : index], index + 1
+        else:
+            depth += 1 if char == "(" else -1 if char == ")" else 0
+            yield index, char, depth
         index += 1
-    return text[start + 1 :], len(text)
 
 
 def _body(text: str) -> str:
