@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pymysql
 from pymysql.constants import FIELD_TYPE
@@ -18,6 +18,9 @@ from pymysql.constants import FIELD_TYPE
 from spark_replica.applier_core.binlog.rows.values import Geometry
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
 from tests.helpers.mariadb import ROOT_PASSWORD, MariaDB
+from tests.helpers.server import connect
+
+T = TypeVar("T")
 
 Row = tuple[Any, ...]
 _DATES = {FIELD_TYPE.DATE, FIELD_TYPE.NEWDATE, FIELD_TYPE.DATETIME, FIELD_TYPE.TIMESTAMP}
@@ -34,6 +37,18 @@ def source_connection(mariadb: MariaDB) -> Iterator[Any]:
         yield conn
     finally:
         conn.close()
+
+
+def described_by_both(mariadb: MariaDB, port: int, describe: Callable[[Any], T]) -> tuple[T, T]:
+    """``describe`` of a root connection to the source, then of one to the replica on
+    ``port``: what a differential test compares."""
+    with source_connection(mariadb) as source:
+        expected = describe(source)
+    replica = connect(port)
+    try:
+        return expected, describe(replica)
+    finally:
+        replica.close()
 
 
 def source_tables(conn: Any, database: str) -> list[str]:

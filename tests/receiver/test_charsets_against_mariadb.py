@@ -21,10 +21,9 @@ import pytest
 
 from spark_replica.applier_core.storage import InMemoryEngine
 from tests.helpers.live_source import caught_up, following
-from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
 from tests.helpers.mariadb import MariaDB
 from tests.helpers.replica_channel import WAIT
-from tests.helpers.server import connect
+from tests.helpers.source_compare import described_by_both
 
 DATABASES = ("cs_server", "cs_utf8", "cs_bin")
 SOURCE = (
@@ -114,14 +113,7 @@ def test_charsets_and_collations_read_as_the_sources(
         mariadb.sql(statement)
     with following(port, mariadb, applier) as cursor:
         caught_up(cursor, mariadb, WAIT)
-    source = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
-                             password=MARIADB_ROOT_PASSWORD)  # fmt: skip
-    replica = connect(port)
-    try:
-        expected, found = _describe(source), _describe(replica)
-    finally:
-        source.close()
-        replica.close()
+    expected, found = described_by_both(mariadb, port, _describe)
     assert expected["schemata"] == [
         ("cs_bin", "utf8mb4", "utf8mb4_bin"),
         ("cs_server", "utf8mb4", "utf8mb4_general_ci"),

@@ -23,7 +23,8 @@ from tests.helpers.live_source import caught_up, following
 from tests.helpers.mariadb import ROOT_PASSWORD as MARIADB_ROOT_PASSWORD
 from tests.helpers.mariadb import MariaDB
 from tests.helpers.replica_channel import WAIT
-from tests.helpers.server import ROOT_PASSWORD, connect
+from tests.helpers.server import ROOT_PASSWORD
+from tests.helpers.source_compare import described_by_both
 
 DB = "keys_db"
 SOURCE = (
@@ -151,14 +152,7 @@ def test_replicated_keys_read_as_the_sources(
         mariadb.sql(statement)
     with following(port, mariadb, applier) as cursor:
         caught_up(cursor, mariadb, WAIT)
-    source = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root",
-                             password=MARIADB_ROOT_PASSWORD)  # fmt: skip
-    replica = connect(port)
-    try:
-        expected, found = _describe(source), _describe(replica)
-    finally:
-        source.close()
-        replica.close()
+    expected, found = described_by_both(mariadb, port, _describe)
     for what, rows in expected.items():
         assert found[what] == rows, what
     assert _reflected(f"mysql+pymysql://root:{ROOT_PASSWORD}@127.0.0.1:{port}/{DB}") == (
