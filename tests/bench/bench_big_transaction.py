@@ -493,7 +493,7 @@ def _spark_checksum(spark: Any, engine: Any) -> Checksum:
     ref = TableRef(DATABASE, TABLE)
     with engine.snapshot() as snapshot:
         view = snapshot.view(ref)
-        row = spark.sql(
+        row = engine.spark.sql(
             f"SELECT COUNT(*), SUM(id), SUM(n), SUM(CAST(crc32(CAST(payload AS BINARY)) "
             f"AS BIGINT)) FROM `{view}`"
         ).collect()[0]

@@ -213,7 +213,7 @@ def count_rows(spark: Any, engine: SparkEngine, table: TableRef) -> int:
     """The table's row count as recorded (through a snapshot view)."""
     with engine.snapshot() as snapshot:
         view = snapshot.view(table)
-        return int(spark.sql(f"SELECT COUNT(*) FROM `{view}`").collect()[0][0])
+        return int(engine.spark.sql(f"SELECT COUNT(*) FROM `{view}`").collect()[0][0])
 
 
 class PhaseTimer:
@@ -322,9 +322,7 @@ def measure_flush(spark: Any, directory: Path, rows: int) -> FlushResult:
     options = {"flush_interval": NEVER, "flush_rows": UNLIMITED, "compact_after": UNLIMITED}
     with engine_at(spark, directory / "engine", **options) as (engine, committer):
         # The Spark write: the DataFrame made from Arrow, then written.
-        timed_write = timer.wrap(engine, "_frame", "write") and timer.wrap(
-            engine, "_write_frame", "write"
-        )
+        timed_write = timer.wrap(engine, "_write_changes", "write")
         timed_record = timer.wrap(engine._store, "commit_spark_state", "record")
         maker = SbtestRows(seed=1)
         warmup = create_table(committer, "warmup")
@@ -466,7 +464,7 @@ def _batch_changes(
 def _run_query(spark: Any, engine: SparkEngine, table: TableRef, sql: str) -> list[tuple[Any, ...]]:
     with engine.snapshot() as snapshot:
         view = snapshot.view(table)
-        return [tuple(row) for row in spark.sql(sql.format(view=view)).collect()]
+        return [tuple(row) for row in engine.spark.sql(sql.format(view=view)).collect()]
 
 
 def _time_queries(
@@ -525,15 +523,15 @@ def measure_queries(
             [current[point]],
             sorted(expected_groups.items()),
         ]
-        if len(stored.batches) != batches:
-            error = f"the table had {len(stored.batches)} batches, not {batches}"
+        if stored.changes != batches:
+            error = f"the table had {stored.changes} batches, not {batches}"
         for (label, _), got, after, want in zip(
             QUERIES, batched_results, compacted_results, expected, strict=True
         ):
             if got != want or after != want:
                 error = f"{label}: wrong result (batched {got[:3]}, compacted {after[:3]})"
         return QueryResult(
-            rows=rows, batches=len(stored.batches), repeat=repeat,
+            rows=rows, batches=stored.changes, repeat=repeat,
             flush_seconds=flush_seconds / max(1, batches - 1), compact_seconds=compact_seconds,
             queries=[QueryTimes(label, b, c)
                      for (label, _), b, c in zip(QUERIES, batched, compacted, strict=True)],
@@ -660,7 +658,7 @@ def _durable_counts_error(spark: Any, engine: SparkEngine, content: dict[str, An
         refs = sorted(snapshot.state.tables)
         parts = [f"SELECT '{ref.schema}.{ref.table}', COUNT(*) FROM `{snapshot.view(ref)}`"
                  for ref in refs]  # fmt: skip
-        found = dict(tuple(row) for row in spark.sql(" UNION ALL ".join(parts)).collect())
+        found = dict(tuple(row) for row in engine.spark.sql(" UNION ALL ".join(parts)).collect())
     expected = {name: len(rows) for name, rows in content.items()}
     if found != expected:
         return f"rows recorded in Spark {found}, generated {expected}"

@@ -234,8 +234,10 @@ class ReplicaDatabase(Base, kw_only=True):
 
 
 class ReplicaTable(Base, kw_only=True):
-    """A replicated table in the Spark engine: its definition (JSON), its current generation
-    and the change-log batches recorded on top of that generation's base."""
+    """A replicated table in the Spark engine: its definition (JSON) and the Iceberg
+    snapshot that holds its rows at the commit point, with the flushes since its last
+    compaction. A table of the engine's earlier layout has no snapshot; its generation and
+    change-log batches say where its rows are until it moves into Iceberg."""
 
     __tablename__ = "replica_tables"
 
@@ -246,6 +248,8 @@ class ReplicaTable(Base, kw_only=True):
     generation: Mapped[int] = mapped_column(Integer)
     has_base: Mapped[int] = mapped_column(SmallInteger)
     batches: Mapped[str] = mapped_column(Text)
+    snapshot_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    changes: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 class ReplicaObject(Base, kw_only=True):

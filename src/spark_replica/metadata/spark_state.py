@@ -11,8 +11,9 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import CursorResult, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from spark_replica.applier_core.storage.accounts import (
@@ -29,7 +30,9 @@ from spark_replica.applier_core.storage.objects import (
 )
 from spark_replica.applier_core.storage.prepared_xa import PreparedXa
 from spark_replica.applier_core.storage.spark.state import (
+    CommitPointMoved,
     DurableState,
+    LegacyFiles,
     StoredTable,
     batches_from_text,
     batches_to_text,
@@ -106,6 +109,13 @@ class SparkStateRepository:
             MappingProxyType(prepared),
         )
 
+    @property
+    def engine(self) -> Engine:  # pragma: no cover - mixin
+        raise NotImplementedError
+
+    def catalog_url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=False)
+
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
         with self._transaction() as s:
             for name in before.databases - after.databases:
@@ -139,14 +149,7 @@ class SparkStateRepository:
                 _commit_accounts(s, before, after)
             if before.prepared_xa != after.prepared_xa:
                 _commit_prepared(s, before, after)
-            s.merge(
-                ReplicaEngineState(
-                    id=_STATE_ID,
-                    last_batch=after.last_batch,
-                    next_table_id=after.next_table_id,
-                    committed_at=datetime.now(UTC).replace(tzinfo=None),
-                )
-            )
+            _move_commit_point(s, before, after)
             if before.gtids != after.gtids:
                 s.execute(delete(GtidExecuted))
                 rows = [
@@ -155,6 +158,31 @@ class SparkStateRepository:
                 ]
                 if rows:
                     s.execute(insert(GtidExecuted), rows)
+
+
+def _move_commit_point(s: Session, before: DurableState, after: DurableState) -> None:
+    """Compare and swap: the counters move from ``before``'s to ``after``'s, or nothing is
+    recorded (another process moved them: two engines must not share a metadata
+    database)."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    if s.get(ReplicaEngineState, _STATE_ID) is None and before.last_batch == 0:
+        s.add(ReplicaEngineState(id=_STATE_ID, last_batch=after.last_batch,
+                                 next_table_id=after.next_table_id, committed_at=now))  # fmt: skip
+        return
+    moved: CursorResult[Any] = s.execute(  # type: ignore[assignment]
+        update(ReplicaEngineState)
+        .where(ReplicaEngineState.id == _STATE_ID)
+        .where(ReplicaEngineState.last_batch == before.last_batch)
+        .values(
+            last_batch=after.last_batch, next_table_id=after.next_table_id, committed_at=now
+        )  # fmt: skip
+    )
+    if moved.rowcount != 1:
+        raise CommitPointMoved(
+            f"the commit point in the metadata database is not batch {before.last_batch} "
+            "any more: another replica process records its state in the same metadata "
+            "database"
+        )
 
 
 def _commit_objects(s: Session, before: DurableState, after: DurableState) -> None:
@@ -195,13 +223,16 @@ def _commit_accounts(s: Session, before: DurableState, after: DurableState) -> N
 
 
 def _values(table: StoredTable) -> dict[str, object]:
+    legacy = table.legacy or LegacyFiles(0)
     return {
         "schema_name": table.ref.schema,
         "table_name": table.ref.table,
         "definition": definition_to_json(table.definition),
-        "generation": table.generation,
-        "has_base": int(table.base),
-        "batches": batches_to_text(table.batches),
+        "generation": legacy.generation,
+        "has_base": int(legacy.base),
+        "batches": batches_to_text(legacy.batches),
+        "snapshot_id": table.snapshot or None,
+        "changes": table.changes,
     }
 
 
@@ -210,14 +241,12 @@ def _row(table: StoredTable) -> ReplicaTable:
 
 
 def _stored(row: ReplicaTable) -> StoredTable:
-    return StoredTable(
-        row.id,
-        TableRef(row.schema_name, row.table_name),
-        definition_from_json(row.definition),
-        row.generation,
-        bool(row.has_base),
-        batches_from_text(row.batches),
-    )
+    ref = TableRef(row.schema_name, row.table_name)
+    definition = definition_from_json(row.definition)
+    if row.snapshot_id is None:  # the earlier layout: migrated at the engine's start
+        legacy = LegacyFiles(row.generation, bool(row.has_base), batches_from_text(row.batches))
+        return StoredTable(row.id, ref, definition, legacy=legacy)
+    return StoredTable(row.id, ref, definition, row.snapshot_id, row.changes or 0)
 
 
 __all__ = ["SparkStateRepository"]

@@ -22,7 +22,12 @@ from spark_replica.applier_core.channels.config import (
 )
 from spark_replica.applier_core.storage.interface import Column, TableDef, TableRef
 from spark_replica.applier_core.storage.prepared_xa import PreparedXa
-from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
+from spark_replica.applier_core.storage.spark.state import (
+    CommitPointMoved,
+    DurableState,
+    LegacyFiles,
+    StoredTable,
+)
 from spark_replica.metadata import (
     MYSQL_TABLE_NAMES,
     MetadataError,
@@ -660,8 +665,9 @@ def test_values_at_the_limits_of_mysqls_columns(store: MetadataStore) -> None:
 
 
 def test_spark_state_round_trip(store: MetadataStore) -> None:
-    """The Spark engine's commit point records databases, tables, counters and the executed
-    GTIDs together; loading returns what was committed (batch numbers past 2**31 included)."""
+    """The Spark engine's commit point records databases, tables (their Iceberg snapshot ids,
+    64-bit and signed), counters and the executed GTIDs together; loading returns what was
+    committed (batch numbers past 2**31 included)."""
     orders = StoredTable(
         1,
         TableRef("shop", "orders"),
@@ -670,17 +676,18 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
             (0,),
             collation="latin1_swedish_ci",
         ),
-        generation=3,
-        base=True,
-        batches=(2**31, 2**31 + 1),
+        snapshot=2**62 + 5,
+        changes=3,
     )
-    notes = StoredTable(2, TableRef("é", "ch_1"), TableDef((Column("x", "text"),)))
+    notes = StoredTable(2, TableRef("é", "ch_1"), TableDef((Column("x", "text"),)), -(2**63))
+    old = StoredTable(3, TableRef("shop", "old"), TableDef((Column("x", "text"),)),
+                      legacy=LegacyFiles(4, True, (2**31, 2**31 + 1)))  # fmt: skip
     first = DurableState(
         databases=frozenset({"shop", "é"}),
-        tables=MappingProxyType({orders.ref: orders, notes.ref: notes}),
+        tables=MappingProxyType({orders.ref: orders, notes.ref: notes, old.ref: old}),
         last_batch=2**31 + 1,
         gtids=((UUID_A, "", 1, 7),),
-        next_table_id=3,
+        next_table_id=4,
         collations=MappingProxyType({"shop": "latin1_swedish_ci"}),
     )
     assert store.load_spark_state() == DurableState()
@@ -689,7 +696,7 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
     assert store.load_spark_state() == first
 
     second = first.with_tables(
-        {orders.ref: orders.with_batch(2**31 + 2)},
+        {orders.ref: orders.with_snapshot(-12345)},
         databases=frozenset({"shop"}),
         last_batch=2**31 + 2,
         gtids=((UUID_A, "", 1, 8),),
@@ -698,6 +705,10 @@ def test_spark_state_round_trip(store: MetadataStore) -> None:
     store.commit_spark_state(first, second)
     assert store.load_spark_state() == second
     assert store.load_gtid_executed() == [(UUID_A, "", 1, 8)]
+    # Compare and swap: a commit point from a state no longer recorded is refused.
+    with pytest.raises(CommitPointMoved, match="another replica process"):
+        store.commit_spark_state(first, second.with_tables({}, last_batch=2**31 + 3))
+    assert store.load_spark_state() == second
 
 
 def test_prepared_xa_transactions_are_recorded_at_the_commit_point(store: MetadataStore) -> None:

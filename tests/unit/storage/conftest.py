@@ -94,7 +94,7 @@ def assert_durable_content(engine: SparkEngine) -> None:
     state = engine.durable_state()
     assert sorted(state.tables) == engine.tables()
     for ref, stored in state.tables.items():
-        durable = load_table(engine.spark, engine.root, stored)
+        durable = load_table(engine.spark, engine.iceberg, stored)
         assert sorted(map(repr, durable.snapshot())) == sorted(map(repr, engine.rows(ref))), ref
 
 

@@ -464,7 +464,7 @@ class InMemorySession:
         table = stage.table
         key_of = table.key_of
         assert key_of is not None
-        width, committed, staged = table.width, table.rows, stage.changes
+        width, committed, staged, fresh = table.width, table.rows, stage.changes, stage.fresh
         acquire, ref, strict = self._engine.locks.acquire, table.ref, self._strict
         for kind, before, after in changes:
             if kind is _INSERT:
@@ -475,6 +475,8 @@ class InMemorySession:
                 current = staged.get(key, _MISSING)
                 if current is _MISSING:
                     current = committed.get(key)
+                    if current is None:
+                        fresh.add(key)
                 if current is not None and strict:
                     raise duplicate_key(table, key)
                 staged[key] = row
@@ -509,6 +511,8 @@ class InMemorySession:
                 clash = staged.get(new_key, _MISSING)
                 if clash is _MISSING:
                     clash = committed.get(new_key)
+                    if clash is None:
+                        fresh.add(new_key)
                 if clash is not None:
                     if strict:
                         raise duplicate_key(table, new_key)

@@ -80,15 +80,17 @@ class Table:
 
 class Stage:
     """A transaction's changes to one table: key → row (None: deleted) for a keyed table,
-    row → count delta for a keyless one. ``created``: the transaction's DDL created the
-    table; ``sequence``: the table is a sequence (``ddl_sequence``), whose inserts replace
-    its row."""
+    row → count delta for a keyless one. ``fresh``: keys of ``changes`` the table did not
+    hold when the transaction first touched them (a durable engine writes their rows as
+    plain inserts). ``created``: the transaction's DDL created the table; ``sequence``: the
+    table is a sequence (``ddl_sequence``), whose inserts replace its row."""
 
-    __slots__ = ("table", "changes", "deltas", "created", "sequence")
+    __slots__ = ("table", "changes", "fresh", "deltas", "created", "sequence")
 
     def __init__(self, table: Table, *, created: bool = False, sequence: bool = False) -> None:
         self.table = table
         self.changes: dict[Key, Row | None] = {}
+        self.fresh: set[Key] = set()
         self.deltas: dict[Row, int] = {}
         self.created = created
         self.sequence = sequence

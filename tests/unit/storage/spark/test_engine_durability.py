@@ -21,9 +21,9 @@ from spark_replica.applier_core.storage import (
     TableRef,
     TransactionRef,
 )
-from spark_replica.applier_core.storage.spark.engine import SparkEngine, slices
-from spark_replica.applier_core.storage.spark.layout import batch_dir, generation_dir
+from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.state import DurableState
+from spark_replica.applier_core.storage.spark.table_writes import slices
 from spark_replica.metadata.factory import open_store
 from spark_replica.metadata.store import MetadataStore
 
@@ -55,6 +55,9 @@ class GatedStore:
 
     def load_spark_state(self) -> DurableState:
         return self.inner.load_spark_state()
+
+    def catalog_url(self) -> str:
+        return self.inner.catalog_url()
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
         self.reached.set()
@@ -138,22 +141,31 @@ def test_a_restart_finds_exactly_what_was_flushed(spark: Any, place: Any) -> Non
         again.close()
 
 
+def data_files(engine: SparkEngine, table: TableRef) -> int:
+    """How many data files the table's recorded snapshot reads."""
+    stored = engine.durable_state().tables[table]
+    name = engine.iceberg.sql_name(table)
+    return int(
+        engine.spark.sql(
+            f"SELECT COUNT(*) FROM {name}.data_files VERSION AS OF {stored.snapshot}"
+        ).collect()[0][0]
+    )
+
+
 def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
     spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A batch larger than ``FILE_BYTES`` (one large transaction) is written by several
+    """A flush larger than ``FILE_BYTES`` (one large transaction) is written by several
     tasks, one file each, rather than gathered into one task; a restart reads it whole."""
-    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.FILE_BYTES", 4096)
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.table_writes.FILE_BYTES", 4096)
     engine = start(spark, place)
     writer = Writer(engine)
     setup_tables(writer)
     engine.flush()
     writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(2000)])
     engine.flush()
-    stored = engine.durable_state().tables[T]
+    assert data_files(engine, T) > 1
     engine.close()
-    files = list(Path(batch_dir(place[0], stored, stored.batches[-1])).glob("*.parquet"))
-    assert len(files) > 1
 
     again = start(spark, place)
     try:
@@ -162,44 +174,43 @@ def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
         again.close()
 
 
-def test_a_batch_larger_than_a_slice_goes_over_in_slices_and_a_failed_slice_is_redone(
+def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_redone(
     spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A batch over ``SLICE_BYTES`` is handed to Spark a slice at a time, each by its own
-    write into the batch's directory (the driver JVM never holds the whole batch). A write
-    that fails after some slices landed is retried from the first slice, which replaces what
-    they left: the batch is recorded once, with every row once."""
-    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.SLICE_BYTES", 8192)
-    engine = start(spark, place)
-    writes: list[bool] = []
-    original = engine._write_frame
+    """A flush over ``SLICE_BYTES`` is handed to Spark a slice at a time, each its own
+    Iceberg commit (the driver JVM never holds the whole flush). A flush that fails after
+    some slices landed sets the table back to its recorded snapshot and is tried again
+    whole: the rows are recorded once each."""
+    from spark_replica.applier_core.storage.spark import table_writes
 
-    def write_frame(frame: Any, files: int, path: str, *, append: bool = False) -> None:
-        writes.append(append)
-        if len(writes) == 3 and "/batch=" in path:  # the third slice of the first attempt
-            raise OSError("disk went away")
-        original(frame, files, path, append=append)
-
-    monkeypatch.setattr(engine, "_write_frame", write_frame)
+    monkeypatch.setattr(table_writes, "SLICE_BYTES", 8192)
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    engine = start(spark, place)
+    statements: list[str] = []
+    original = table_writes._view
+
+    def view(spark: Any, table: Any, data: pa.Table) -> str:
+        statements.append(table.ref.table)
+        if len(statements) == 3:  # the third slice of the first attempt
+            raise OSError("disk went away")
+        return original(spark, table, data)
+
     try:
         writer = Writer(engine)
         setup_tables(writer)
         engine.flush()
-        writes.clear()
+        recorded = engine.durable_state().tables[T].snapshot
+        monkeypatch.setattr(table_writes, "_view", view)
         writer.rows(T, [RowChange.insert((i, f"v{i:05d}")) for i in range(3000)])
         with pytest.raises(RuntimeError, match="flush failed: disk went away"):
             engine.flush()
+        # The two slices committed before the failure were undone.
+        assert engine.iceberg.current_snapshot(T) == recorded
         engine.flush()  # the flusher tried again
-        attempts = [n for n, append in enumerate(writes) if not append]
-        assert len(attempts) == 2 and attempts[1] == 3  # failed at the third, then whole
-        assert len(writes) - 3 >= 4  # several slices in the attempt that landed
+        assert len(statements) - 3 >= 4  # several slices in the attempt that landed
         assert engine.flush_error is None
-        stored = engine.durable_state().tables[T]
     finally:
         engine.close()
-    files = list(Path(batch_dir(place[0], stored, stored.batches[-1])).glob("*.parquet"))
-    assert len(files) == len(writes) - 3
     again = start(spark, place)
     try:
         assert sorted(again.rows(T)) == [(i, f"v{i:05d}") for i in range(3000)]  # type: ignore[arg-type]
@@ -246,9 +257,10 @@ def test_durability_is_reported_only_after_the_commit_point(spark: Any, place: A
 def test_a_failed_commit_point_keeps_the_commits_and_a_restart_drops_the_batch(
     spark: Any, place: Any
 ) -> None:
-    """The metadata transaction fails: the batch's files are written but not recorded. The
-    flush is retried while the engine runs; after a crash the next start removes the files
-    and finds the state of the last recorded batch (the relay log still holds the rest)."""
+    """The metadata transaction fails: the flush's Iceberg commit is made but not recorded.
+    The flush is retried while the engine runs; after a crash the next start sets the table
+    back to its recorded snapshot and finds the state of the last commit point (the relay
+    log still holds the rest)."""
     root, inner = place
     store = GatedStore(inner)
     engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
@@ -262,46 +274,56 @@ def test_a_failed_commit_point_keeps_the_commits_and_a_restart_drops_the_batch(
     with pytest.raises(RuntimeError, match="metadata database unreachable"):
         engine.flush()
     assert engine.stats().queued == 1
-    unrecorded = batch_dir(root, recorded.tables[T], recorded.last_batch + 1)
-    assert Path(unrecorded).is_dir()
-    engine.close()  # gives up: the flush still fails
+    # The flush's Iceberg commit was undone before the flusher tries again.
+    assert engine.iceberg.current_snapshot(T) == recorded.tables[T].snapshot
+    store.reached.clear()
+    store.gate.clear()  # the next attempt stops at its commit point: the process "dies" there
+    assert store.reached.wait(WAIT)
+    assert engine.iceberg.current_snapshot(T) != recorded.tables[T].snapshot
 
     again = start(spark, place)
     try:
-        assert not Path(unrecorded).exists()
+        assert again.iceberg.current_snapshot(T) == recorded.tables[T].snapshot
         assert again.rows(T) == [(1, "a")]
         assert again.durable_state() == recorded
     finally:
         again.close()
+        engine._closing = True  # the first engine gives up: its commit point fails
+        store.gate.set()
+        engine.close()
 
 
-def test_files_no_state_refers_to_are_removed_at_start(spark: Any, place: Any) -> None:
-    root, _ = place
+def test_the_catalog_is_put_back_to_the_recorded_state_at_start(spark: Any, place: Any) -> None:
+    """What a crash between Iceberg commits and the commit point leaves (a commit to a
+    table, a rename, a table created or moved aside by DDL) is undone at start, found by
+    each table's id; a table in the catalog that is not the replica's is left alone."""
     engine = start(spark, place)
     writer = Writer(engine)
     setup_tables(writer)
     writer.rows(T, [RowChange.insert((1, "a"))])
+    writer.rows(N, [RowChange.insert((1, "n"))])
     engine.close()
-    stored = engine.durable_state().tables[T]
-    strays = [
-        Path(batch_dir(root, stored, 999)),  # a batch written, never recorded
-        Path(generation_dir(root, stored.next_generation(base=True))),  # a compaction cut short
-        Path(root) / "t77",  # a table dropped before its directory went
-    ]
-    for stray in strays:
-        stray.mkdir(parents=True)
-        (stray / "part-0.parquet").write_bytes(b"not parquet")
+    catalog = engine.iceberg
+    ours = engine.spark
+    ours.sql(f"INSERT INTO {catalog.sql_name(T)} VALUES (2, 'stray')")
+    catalog.rename(("d", "n"), ("%replica_dropped", "t2"))
+    catalog.create(TableRef("d", "made"), engine.definition(T), 77)
+    ours.sql(f"CREATE TABLE {catalog.name}.d.foreign_one (x INT) USING iceberg")
 
     again = start(spark, place)
     try:
-        assert [stray for stray in strays if stray.exists()] == []
-        assert again.rows(T) == [(1, "a")]
+        assert again.rows(T) == [(1, "a")] and again.rows(N) == [(1, "n")]
+        assert sorted(again.iceberg.tables()) == [("d", "foreign_one"), ("d", "n"), ("d", "t")]
+        for ref in (T, N):
+            assert again.iceberg.current_snapshot(ref) == again.durable_state().tables[ref].snapshot
+        with again.snapshot() as snapshot:
+            rows = again.spark.sql(f"SELECT * FROM `{snapshot.view(N)}`").collect()
+        assert [tuple(r) for r in rows] == [(1, "n")]
     finally:
         again.close()
 
 
 def test_ddl_is_replayed_on_the_recorded_state(spark: Any, place: Any) -> None:
-    root, _ = place
     engine = start(spark, place)
     writer = Writer(engine)
     setup_tables(writer)
@@ -312,10 +334,9 @@ def test_ddl_is_replayed_on_the_recorded_state(spark: Any, place: Any) -> None:
     writer.ddl("CREATE TABLE gone (id INT PRIMARY KEY)")
     writer.rows(TableRef("d", "gone"), [RowChange.insert((1,))])
     engine.flush()
-    gone = engine.durable_state().tables[TableRef("d", "gone")]
     writer.ddl("DROP TABLE gone")
     engine.close()
-    assert not Path(root, f"t{gone.id}").exists()
+    assert sorted(engine.iceberg.tables()) == [("d", "n"), ("d", "t2")]
 
     again = start(spark, place)
     try:
@@ -323,15 +344,15 @@ def test_ddl_is_replayed_on_the_recorded_state(spark: Any, place: Any) -> None:
         assert sorted(again.rows(TableRef("d", "t2"))) == [(1, "a", 10), (2, "b", None)]
         assert [c.name for c in again.definition(TableRef("d", "t2")).columns] == ["id", "v", "w"]
         assert again.rows(N) == []
-        stored = again.durable_state().tables[TableRef("d", "t2")]
-        assert stored.generation == 2
-        assert sorted(p.name for p in Path(root, f"t{stored.id}").iterdir()) == ["g2"]
+        # Any Spark session reads the tables by name, with their MySQL column names.
+        name = again.iceberg.sql_name(TableRef("d", "t2"))
+        rows = again.spark.sql(f"SELECT id, v, w FROM {name} ORDER BY id").collect()
+        assert [tuple(r) for r in rows] == [(1, "a", 10), (2, "b", None)]
     finally:
         again.close()
 
 
-def test_compaction_bounds_the_batches_and_keeps_the_content(spark: Any, place: Any) -> None:
-    root, _ = place
+def test_compaction_bounds_the_files_and_keeps_the_content(spark: Any, place: Any) -> None:
     engine = start(spark, place, compact_after=3)
     try:
         writer = Writer(engine)
@@ -339,26 +360,26 @@ def test_compaction_bounds_the_batches_and_keeps_the_content(spark: Any, place: 
         for i in range(7):
             writer.rows(T, [RowChange.insert((i, "a"))])
             writer.rows(N, [RowChange.insert((i % 2, "k"))])
+            writer.rows(T, [RowChange.update((i, "a"), (i, "b"))])
             engine.flush()
         state = engine.durable_state()
         for ref in (T, N):
-            stored = state.tables[ref]
-            assert stored.generation > 1 and stored.base and len(stored.batches) < 3
-            assert sorted(p.name for p in Path(root, f"t{stored.id}").iterdir()) == [
-                f"g{stored.generation}"
-            ]
+            assert state.tables[ref].changes < 3
+            assert data_files(engine, ref) <= 3
         with engine.snapshot() as snapshot:
             view = snapshot.view(N)
-            counts = spark.sql(f"SELECT a, COUNT(*) FROM `{view}` GROUP BY a ORDER BY a").collect()
+            counts = engine.spark.sql(
+                f"SELECT a, COUNT(*) FROM `{view}` GROUP BY a ORDER BY a"
+            ).collect()
         assert [tuple(r) for r in counts] == [(0, 4), (1, 3)]
+        assert sorted(engine.rows(T)) == [(i, "b") for i in range(7)]  # type: ignore[arg-type]
     finally:
         engine.close()
 
 
 def test_a_snapshot_reads_one_recorded_state_while_flushes_go_on(spark: Any, place: Any) -> None:
-    """Consistent reads: a query's tables come from one commit point, and files it reads are
-    not deleted under it (compaction waits for the snapshot)."""
-    root, _ = place
+    """Consistent reads: a query's tables come from one commit point, whatever flushes and
+    compactions happen meanwhile."""
     engine = start(spark, place, compact_after=2)
     try:
         writer = Writer(engine)
@@ -372,20 +393,16 @@ def test_a_snapshot_reads_one_recorded_state_while_flushes_go_on(spark: Any, pla
             writer.rows(T, [RowChange.insert((i, "b"))])
             writer.rows(N, [RowChange.insert((i, "b"))])
             engine.flush()
-        assert engine.durable_state().tables[T].generation > old.generation
-        assert Path(generation_dir(root, old)).exists()  # pinned by the snapshot
+        assert engine.durable_state().tables[T].snapshot != old.snapshot
         t_view, n_view = snapshot.view(T), snapshot.view(N)
-        rows = spark.sql(
+        rows = engine.spark.sql(
             f"SELECT (SELECT COUNT(*) FROM `{t_view}`), (SELECT COUNT(*) FROM `{n_view}`)"
         ).collect()
         assert tuple(rows[0]) == (1, 1)
         snapshot.__exit__(None, None, None)
-        writer.rows(T, [RowChange.insert((9, "c"))])
-        engine.flush()  # the next maintenance deletes the unpinned generation
-        assert not Path(generation_dir(root, old)).exists()
         with engine.snapshot() as fresh:
-            count = spark.sql(f"SELECT COUNT(*) FROM `{fresh.view(T)}`").collect()[0][0]
-        assert count == 6
+            count = engine.spark.sql(f"SELECT COUNT(*) FROM `{fresh.view(T)}`").collect()[0][0]
+        assert count == 5
     finally:
         engine.close()
 

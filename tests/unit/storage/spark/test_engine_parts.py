@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from spark_replica.applier_core.storage import Column, TableDef, TableRef
-from spark_replica.applier_core.storage.spark.layout import merged_sql
+from spark_replica.applier_core.storage.spark.legacy_layout import merged_sql
 from spark_replica.applier_core.storage.spark.queries import query_error
 from spark_replica.applier_core.storage.spark.session import spark_options
-from spark_replica.applier_core.storage.spark.state import StoredTable
+from spark_replica.applier_core.storage.spark.state import LegacyFiles, StoredTable
 
 KEYED = TableDef((Column("id", "INT", False), Column("name", "VARCHAR(20)")), (0,))
 PREFIXED = TableDef((Column("name", "VARCHAR(20)", False), Column("v", "INT")), (0,), (4,))
@@ -19,7 +19,7 @@ KEYLESS = TableDef((Column("a", "INT"), Column("b", "TEXT")))
 def stored(
     definition: TableDef, *, base: bool = False, batches: tuple[int, ...] = ()
 ) -> StoredTable:
-    return StoredTable(7, TableRef("d", "t"), definition, 3, base, batches)
+    return StoredTable(7, TableRef("d", "t"), definition, legacy=LegacyFiles(3, base, batches))
 
 
 def test_a_table_with_no_files_reads_as_empty_with_its_types() -> None:

@@ -1,23 +1,27 @@
-"""Replicated DDL on the Spark engine's durable state.
+"""Replicated DDL on the Spark engine's durable state and its Iceberg catalog.
 
 The in-memory side has already checked and applied each operation at commit (``ddl``); here
 the flusher replays it on the recorded state, in commit order, after every earlier commit is
-durable. What an operation means for the files:
+durable, and lists what it means for the catalog (``DdlOutcome.steps``, run in order before
+the commit point; ``created`` after them):
 
-* CREATE/DROP DATABASE, CREATE TABLE [LIKE]: state only (a new table has no files yet).
-* DROP TABLE / DROP DATABASE: the table leaves the state; its directory is deleted after the
-  commit point.
-* RENAME TABLE: state only (files live under the table's id).
-* TRUNCATE TABLE: a new, empty generation; the old one is deleted after the commit point.
-* ALTER TABLE: a new generation whose base is the table's content right after the transaction
-  (``Commit.rewrites``, by the table's final name), written before the commit point.
-* Views, triggers, routines and events: state only (``DurableState.objects``).
-* Account statements: state only (``DurableState.accounts``).
+* CREATE DATABASE: the namespace. DROP DATABASE: its tables are dropped as below; the
+  namespace goes after the commit point.
+* CREATE TABLE [LIKE]: a new Iceberg table (with an empty first snapshot).
+* DROP TABLE: the table moves to the ``DROPPED`` namespace; it is purged after the commit
+  point once no query reads it.
+* RENAME TABLE: a catalog rename.
+* TRUNCATE TABLE: ``DELETE FROM`` the table (a new snapshot).
+* ALTER TABLE: the table gets a new id and a new Iceberg table holding its rows right after
+  the transaction (``Commit.rewrites``, by its final name); the old one is dropped as above.
+* Views, triggers, routines, events and accounts: state only.
+
+A crash anywhere before the commit point leaves the catalog ahead of the recorded state;
+recovery (``iceberg_recovery``) puts every table back by its id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import get_args
@@ -35,7 +39,7 @@ from spark_replica.applier_core.storage.ddl import (
     RenameTable,
     TruncateTable,
 )
-from spark_replica.applier_core.storage.interface import Row, TableRef
+from spark_replica.applier_core.storage.interface import TableDef, TableRef
 from spark_replica.applier_core.storage.objects import AlterObject, CreateObject, DropObject
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
@@ -43,33 +47,37 @@ from spark_replica.applier_core.storage.spark.state import DurableState, StoredT
 _STATE_ONLY = (AlterDatabase, CreateObject, DropObject, AlterObject, *get_args(AccountOperation))
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One catalog operation of a DDL transaction on a table that existed before it:
+    ``drop`` (move ``table`` aside), ``rename`` (``table`` → ``to``), ``truncate``."""
+
+    kind: str
+    table: TableRef
+    table_id: int
+    to: TableRef | None = None
+
+
 @dataclass(slots=True)
 class DdlOutcome:
-    """The state after some DDL, and the files to delete once it is recorded."""
+    """The state after some DDL, the catalog steps it takes (in order), the tables it
+    creates (by id: created after the steps, under their final names, filled with their
+    ``rewrites`` rows) and the databases whose namespaces go after the commit point."""
 
     state: DurableState
-    obsolete: list[StoredTable] = field(default_factory=list)  # generations no longer used
-    dropped: list[int] = field(default_factory=list)  # table ids whose directories go
-    rewritten: set[int] = field(default_factory=set)  # table ids that need a new base
+    steps: list[Step] = field(default_factory=list)
+    created: set[int] = field(default_factory=set)
+    databases: set[str] = field(default_factory=set)
+    dropped_databases: set[str] = field(default_factory=set)
+    #: Tables whose content the steps change (their snapshot is read after them).
+    touched: set[int] = field(default_factory=set)
 
 
-def apply_ddl(
-    state: DurableState,
-    operations: tuple[DdlOperation, ...],
-    rewrites: dict[TableRef, list[Row]],
-    write_base: Callable[[StoredTable, list[Row]], bool],
-) -> DdlOutcome:
-    """Replay ``operations`` on ``state``. ``write_base(table, rows)`` writes a new
-    generation's base and returns whether it wrote one (no rows: no base)."""
+def apply_ddl(state: DurableState, operations: tuple[DdlOperation, ...]) -> DdlOutcome:
+    """Replay ``operations`` on ``state``."""
     outcome = DdlOutcome(state)
     for operation in operations:
         _apply(operation, outcome)
-    # A table altered several times (or altered and renamed) gets one base: its final rows.
-    tables = dict(outcome.state.tables)
-    for ref, table in outcome.state.tables.items():
-        if table.id in outcome.rewritten:
-            tables[ref] = replace(table, base=write_base(table, rewrites.get(ref, [])))
-    outcome.state = outcome.state.with_tables(tables)
     return outcome
 
 
@@ -81,7 +89,7 @@ def _catalog(state: DurableState) -> Catalog:
 
 
 def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
-    catalog = _change_files(op, outcome)
+    catalog = _change_tables(op, outcome)
     outcome.state = replace(
         outcome.state,
         objects=catalog.objects,
@@ -90,44 +98,65 @@ def _apply(op: DdlOperation, outcome: DdlOutcome) -> None:
     )
 
 
-def _change_files(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
-    """The state's tables and files after ``op``; the catalog after it."""
+def _drop(outcome: DdlOutcome, table: StoredTable) -> None:
+    if table.id in outcome.created:
+        outcome.created.discard(table.id)
+    else:
+        outcome.steps.append(Step("drop", table.ref, table.id))
+
+
+def _create(outcome: DdlOutcome, ref: TableRef, definition: TableDef) -> StoredTable:
+    state = outcome.state
+    table = StoredTable(state.next_table_id, ref, definition)
+    outcome.state = replace(state, next_table_id=state.next_table_id + 1)
+    outcome.created.add(table.id)
+    return table
+
+
+def _change_tables(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
+    """The state's tables after ``op`` (and the steps it takes); the catalog after it."""
     state = outcome.state
     catalog = _catalog(state).apply(op)  # checked at commit already: this does not fail
     tables = dict(state.tables)
     if isinstance(op, CreateDatabase | DropDatabase):
         for ref in [ref for ref in tables if ref not in catalog.tables]:
-            outcome.dropped.append(tables.pop(ref).id)
-        outcome.state = state.with_tables(tables, databases=catalog.databases)
+            _drop(outcome, tables.pop(ref))
+        if isinstance(op, CreateDatabase):
+            outcome.databases.add(op.name)
+        else:
+            outcome.dropped_databases.add(op.name)
+        outcome.state = outcome.state.with_tables(tables, databases=catalog.databases)
     elif isinstance(op, CreateTable):
         if op.table in tables:  # IF NOT EXISTS on an existing table
             return catalog
-        tables[op.table] = StoredTable(state.next_table_id, op.table, catalog.tables[op.table])
-        outcome.state = state.with_tables(tables, next_table_id=state.next_table_id + 1)
+        tables[op.table] = _create(outcome, op.table, catalog.tables[op.table])
+        outcome.state = outcome.state.with_tables(tables)
     elif isinstance(op, DropTable):
         found = tables.pop(op.table, None)
         if found is not None:
-            outcome.dropped.append(found.id)
+            _drop(outcome, found)
         outcome.state = state.with_tables(tables)
     elif isinstance(op, RenameTable):
         moved = tables.pop(op.old)
         tables[op.new] = replace(moved, ref=op.new)
+        if moved.id not in outcome.created:
+            outcome.steps.append(Step("rename", op.old, moved.id, op.new))
         outcome.state = state.with_tables(tables)
     elif isinstance(op, TruncateTable):
         old = tables[op.table]
-        tables[op.table] = old.next_generation(base=False)
-        outcome.rewritten.discard(old.id)
-        outcome.obsolete.append(old)
+        if old.id not in outcome.created:
+            outcome.steps.append(Step("truncate", op.table, old.id))
+            outcome.touched.add(old.id)
         outcome.state = state.with_tables(tables)
     elif isinstance(op, AlterTable):
         old = tables[op.table]
-        if old.id in outcome.rewritten:  # altered earlier in the same transaction
+        if old.id in outcome.created:  # created or altered earlier in the same transaction
             tables[op.table] = replace(old, definition=catalog.tables[op.table])
+            outcome.state = state.with_tables(tables)
         else:
-            tables[op.table] = old.next_generation(catalog.tables[op.table], base=False)
-            outcome.obsolete.append(old)
-            outcome.rewritten.add(old.id)
-        outcome.state = state.with_tables(tables)
+            _drop(outcome, old)
+            tables[op.table] = _create(outcome, op.table, catalog.tables[op.table])
+            outcome.state = outcome.state.with_tables(tables)
     elif not isinstance(op, _STATE_ONLY):  # pragma: no cover
         raise TypeError(f"not a DDL operation: {op!r}")  # every operation is handled above
     _follow_definitions(outcome, catalog)

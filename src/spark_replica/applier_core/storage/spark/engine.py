@@ -1,22 +1,27 @@
-"""The Spark storage engine: merge-on-read tables with group commit (architecture §5).
+"""The Spark storage engine: Iceberg tables with group commit (architecture §5).
 
 Applying works exactly as in the in-memory engine, which this engine extends: row locks, key
-checks against an in-memory copy of every table (its key index, rebuilt from Spark at start),
-staged changes made visible at commit, in commit order. Each commit also lands in the commit
-log (``commit_log``). One flusher thread per engine makes them durable in groups: every
-``flush_interval`` seconds, or sooner when ``flush_rows`` changed rows wait, it writes each
-touched table's changes as one change-log batch with Spark, then records the batch, the table
-files and the executed GTID set in one metadata transaction (``SparkStateStore``): the commit
-point. DDL is replayed there too, alone, after everything before it is durable.
+checks against an in-memory copy of every table (its key index, read from the tables at
+start), staged changes made visible at commit, in commit order. Each commit also lands in the
+commit log (``commit_log``). One flusher thread per engine makes them durable in groups:
+every ``flush_interval`` seconds, or sooner when ``flush_rows`` changed rows wait, it commits
+each touched table's net changes to its Iceberg table (``table_writes``: one commit per
+table, the batch number and executed GTID set in the snapshot's summary), then records every
+table's snapshot id and the executed GTID set in one metadata transaction
+(``SparkStateStore``): the commit point. DDL is replayed there too, alone, after everything
+before it is durable (``ddl_state``).
 
 Durability is in the background (``background_durability``): ``commit`` never waits for a
 flush; the applier holds the relay log files of a transaction until ``after_durable`` says its
 batch is recorded, so a crash loses nothing the relay log does not still hold, and the GTIDs
-recorded are exactly those whose changes are in recorded batches.
+recorded are exactly those whose changes are in recorded snapshots (``recovery`` sets every
+table back to them).
 
-Compaction runs on the flusher thread between flushes: a table with ``compact_after``
-batches gets a new generation whose base is its merged content, so the files a query reads
-stay bounded. Old files go once no query's snapshot pins them.
+The engine works in a Spark session of its own (``spark.newSession()``): its catalog, the
+snapshot properties it sets per flush and its temporary views are not the caller's.
+Compaction (Iceberg's ``rewrite_data_files`` and ``rewrite_position_delete_files``) runs on
+the flusher thread between flushes, for tables with ``compact_after`` flushes since their
+last one.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
-
-import pyarrow as pa
 
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
@@ -43,29 +48,29 @@ from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory import InMemoryEngine
 from spark_replica.applier_core.storage.memory_tables import Stage
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
-from spark_replica.applier_core.storage.spark.commit_log import (
-    Commit,
-    TableChanges,
-    base_table,
-    collect,
-    log_table,
+from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
+from spark_replica.applier_core.storage.spark.commit_log import Commit, TableChanges, collect
+from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
+from spark_replica.applier_core.storage.spark.iceberg import catalog_options
+from spark_replica.applier_core.storage.spark.migration import migrate
+from spark_replica.applier_core.storage.spark.recovery import (
+    load_catalog,
+    load_table,
+    purge_dropped,
+    reconcile,
 )
-from spark_replica.applier_core.storage.spark.ddl_state import apply_ddl
-from spark_replica.applier_core.storage.spark.files import WarehouseFiles
-from spark_replica.applier_core.storage.spark.layout import (
-    base_dir,
-    batch_dir,
-    generation_dir,
-    merged_sql,
-    table_dir,
+from spark_replica.applier_core.storage.spark.snapshots import (
+    Snapshot,
+    SnapshotRegistry,
+    pinned_sql,
 )
-from spark_replica.applier_core.storage.spark.recovery import recover
-from spark_replica.applier_core.storage.spark.snapshots import Snapshot, SnapshotRegistry
 from spark_replica.applier_core.storage.spark.state import (
+    CommitPointMoved,
     DurableState,
     SparkStateStore,
     StoredTable,
 )
+from spark_replica.applier_core.storage.spark.table_writes import write_changes, write_rows
 
 logger = logging.getLogger(__name__)
 
@@ -77,17 +82,18 @@ DEFAULT_FLUSH_ROWS = 50_000
 DEFAULT_COMPACT_AFTER = 16
 #: Seconds the flusher waits before trying again after a failed flush.
 RETRY_DELAY = 1.0
-#: Arrow bytes per parquet file of a batch or base: most batches are one file.
-FILE_BYTES = 128 << 20
-#: Arrow bytes handed to Spark at once. A larger batch (one large transaction) goes over in
-#: slices of about this size, each written by its own job into the batch's directory, so the
-#: driver JVM holds one slice (and the task made of it), never the whole batch: a 1 GiB
-#: transaction is flushed by a driver with the default heap.
-SLICE_BYTES = 32 << 20
+#: The Iceberg catalog's name: in Spark (``spark.table("replica.shop.orders")``) and in the
+#: metadata database's catalog tables, where pyiceberg finds it by the same name.
+DEFAULT_CATALOG = "replica"
+#: Snapshot summary properties of every commit a flush makes.
+BATCH_PROPERTY = "replica.batch"
+GTIDS_PROPERTY = "replica.gtids"
+_SESSION_PROPERTY = "spark.sql.iceberg.snapshot-property."
 
 
 class SparkEngine(InMemoryEngine):
-    """Tables in Spark (parquet under ``root``), state in ``store``. ``close`` ends it."""
+    """Tables in Iceberg (files under ``root``, catalog ``catalog`` in the metadata
+    database), state in ``store``. ``close`` ends it."""
 
     def __init__(
         self,
@@ -95,6 +101,7 @@ class SparkEngine(InMemoryEngine):
         root: str,
         store: SparkStateStore,
         *,
+        catalog: str = DEFAULT_CATALOG,
         exec_mode: ExecMode = ExecMode.STRICT,
         lock_wait_timeout: float = DEFAULT_LOCK_WAIT_TIMEOUT,
         flush_interval: float = DEFAULT_FLUSH_INTERVAL,
@@ -102,19 +109,25 @@ class SparkEngine(InMemoryEngine):
         compact_after: int = DEFAULT_COMPACT_AFTER,
     ) -> None:
         super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
-        self.spark = spark
         self.root = root.rstrip("/")
+        self.spark = engine_session(spark, catalog, store.catalog_url(), self.root)
+        self.iceberg = IcebergCatalog(self.spark, catalog, self.root)
         self.flush_interval = flush_interval
         self.flush_rows = flush_rows
         self.compact_after = compact_after
         self._store = store
-        self._files = WarehouseFiles(spark)
         state = store.load_spark_state()
-        self._catalog, self._tables = recover(spark, self._files, self.root, state)
+        reconcile(self.iceberg, state)
+        state = migrate(self.spark, self.iceberg, store, state)
+        self._catalog = load_catalog(state)
+        self._tables = {
+            ref: load_table(self.spark, self.iceberg, stored)
+            for ref, stored in state.tables.items()
+        }
         self._state = state
         self._prepared = state.prepared_xa
         self._gtids = GtidSet.from_intervals(state.gtids)
-        self.snapshots = SnapshotRegistry(spark, self.root, state)
+        self.snapshots = SnapshotRegistry(self.iceberg, state)
         # _cond guards the commit log and counters below; the flusher waits on it.
         self._cond = threading.Condition()
         self._log: list[Commit] = []
@@ -127,17 +140,22 @@ class SparkEngine(InMemoryEngine):
         self._callbacks: list[tuple[int, Callable[[], None]]] = []
         self._closing = False
         self._closed = False
-        self._deferred_deletes: list[tuple[str, int, int | None]] = []
+        #: Dropped tables wait in the DROPPED namespace until no query reads them.
+        self._dropped_waiting = False
+        #: Namespaces of dropped databases, dropped once their tables are gone.
+        self._dropped_databases: set[str] = set()
         #: The error of the last failed flush (None once a flush succeeds again).
         self.flush_error: BaseException | None = None
         #: The last flush failed while a ``flush()`` call waited: that call raises.
         self._forced_failed = False
+        #: The commit point moved under the engine (another process): it flushes no more.
+        self._refused = False
         self._thread = threading.Thread(target=self._run, name="spark-engine-flusher")
         self._thread.start()
 
     def __repr__(self) -> str:
         return (
-            f"SparkEngine({self.root!r}, tables={len(self._tables)}, batch="
+            f"SparkEngine({self.root!r}, {self.iceberg.name!r}, tables={len(self._tables)}, batch="
             f"{self._state.last_batch}, {self.stats()})"
         )
 
@@ -176,6 +194,8 @@ class SparkEngine(InMemoryEngine):
                 while self._maintained < target:
                     if self._closed:
                         raise RuntimeError("the Spark engine is closed")
+                    if self._refused:
+                        raise RuntimeError(f"flushing stopped: {self.flush_error}")
                     if self.flush_error is not None and self._forced_failed:
                         raise RuntimeError(f"flush failed: {self.flush_error}")
                     self._cond.wait()
@@ -207,6 +227,7 @@ class SparkEngine(InMemoryEngine):
                 stage.table.definition,
                 stage.changes if stage.table.key_of is not None else None,
                 stage.deltas if stage.table.key_of is None else None,
+                stage.fresh,
             )
             for ref, stage in stages.items()
             if stage.changes or stage.deltas
@@ -247,11 +268,11 @@ class SparkEngine(InMemoryEngine):
         return self._state
 
     def merged_sql(self, ref: TableRef) -> str:
-        """Spark SQL for ``ref``'s content at the last recorded batch."""
+        """Spark SQL for ``ref``'s content at the last commit point."""
         table = self._state.tables.get(ref)
         if table is None:
             raise no_such_table(ref)
-        return merged_sql(self.root, table)
+        return pinned_sql(self.iceberg, table)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -281,14 +302,20 @@ class SparkEngine(InMemoryEngine):
             try:
                 self._write(commits)
             except Exception as error:  # a Spark or metadata failure: retry later
-                logger.exception("flush of %d commits failed; retrying", len(commits))
+                refused = isinstance(error, CommitPointMoved)
+                if refused:
+                    logger.error("flushing stops: %s", error)
+                else:
+                    logger.exception("flush of %d commits failed; retrying", len(commits))
+                    self._undo_unrecorded()
                 with self._cond:
                     self.flush_error = error
                     self._forced_failed = self._forced > 0
                     self._log[:0] = commits
                     self._log_rows += sum(c.rows for c in commits)
+                    self._refused = self._refused or refused
                     self._cond.notify_all()
-                    if self._closing:
+                    if self._closing or refused:
                         return  # the commits stay in the relay log for the next start
                     self._cond.wait(RETRY_DELAY)
                 continue
@@ -338,76 +365,94 @@ class SparkEngine(InMemoryEngine):
     def _write_batch(self, commits: Sequence[Commit]) -> None:
         state = self._state
         batch = state.last_batch + 1
-        tables = self._write_changes(commits, batch, state.tables)
-        self._record(commits, state.with_tables(tables, last_batch=batch))
+        gtids = self._gtids_after(commits)
+        with self._commit_properties(batch, gtids):
+            tables = self._write_changes(commits, state.tables)
+        self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
 
     def _write_changes(
-        self, commits: Sequence[Commit], batch: int, tables: Mapping[TableRef, StoredTable]
+        self, commits: Sequence[Commit], tables: Mapping[TableRef, StoredTable]
     ) -> dict[TableRef, StoredTable]:
-        """Write the net changes of ``commits`` as batch ``batch`` of each touched table;
-        the tables with that batch added."""
+        """Commit the net changes of ``commits`` to each touched table; the tables with
+        their new snapshots."""
         result = dict(tables)
-        for ref, pending in collect(commits, batch).items():
+        for ref, pending in collect(commits).items():
             stored = result.get(ref)
-            if stored is None or (data := log_table(pending)) is None:
+            if stored is None or not write_changes(self.spark, self.iceberg, stored, pending):
                 continue
-            self._write_parquet(data, batch_dir(self.root, stored, batch))
-            result[ref] = stored.with_batch(batch)
+            result[ref] = stored.with_snapshot(self.iceberg.committed_since(ref, stored.snapshot))
         return result
 
     def _write_ddl(self, commit: Commit) -> None:
         state = self._state
         batch = state.last_batch + 1
-        outcome = apply_ddl(state, commit.ddl, commit.rewrites, self._write_base)
-        after = outcome.state
-        # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged that way).
-        tables = self._write_changes([commit], batch, after.tables)
-        self._record([commit], after.with_tables(tables, last_batch=batch))
-        for table_id in outcome.dropped:
-            self._delete_later(table_dir(self.root, table_id), table_id, None)
-        for old in outcome.obsolete:
-            self._delete_later(generation_dir(self.root, old), old.id, old.generation)
+        gtids = self._gtids_after([commit])
+        outcome = apply_ddl(state, commit.ddl)
+        with self._commit_properties(batch, gtids):
+            after = self._run_ddl(outcome, commit.rewrites)
+            # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged so).
+            tables = self._write_changes([commit], after.tables)
+        self._record([commit], after.with_tables(tables, last_batch=batch), gtids)
+        if any(step.kind == "drop" for step in outcome.steps):
+            self._dropped_waiting = True
+        self._dropped_databases |= outcome.dropped_databases
 
-    def _write_base(self, table: StoredTable, rows: list[Row]) -> bool:
-        if not rows:
-            return False
-        self._write_parquet(base_table(table.definition, rows), base_dir(self.root, table))
-        return True
+    def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, list[Row]]) -> DurableState:
+        """Run ``outcome``'s catalog steps and create its tables; the state with their
+        snapshots."""
+        catalog = self.iceberg
+        for database in sorted(outcome.databases):
+            catalog.create_namespace(namespace_name(database))
+        for step in outcome.steps:
+            place = (namespace_name(step.table.schema), step.table.table)
+            if step.kind == "drop":
+                catalog.rename(place, (DROPPED, f"t{step.table_id}"))
+            elif step.kind == "rename":
+                assert step.to is not None
+                catalog.rename(place, (namespace_name(step.to.schema), step.to.table))
+            else:  # truncate
+                self.spark.sql(f"DELETE FROM {catalog.sql_name(step.table)}")
+        tables = dict(outcome.state.tables)
+        for ref, table in outcome.state.tables.items():
+            if table.id in outcome.created:
+                catalog.create(ref, table.definition, table.id)
+                rows = rewrites.get(ref)
+                if rows:
+                    write_rows(self.spark, catalog, table, rows)
+            elif table.id not in outcome.touched:
+                continue
+            tables[ref] = replace(table, snapshot=catalog.current_snapshot(ref), changes=0)
+        return outcome.state.with_tables(tables)
 
-    def _write_parquet(self, data: pa.Table, path: str) -> None:
-        """Write ``data`` as the parquet files of ``path`` (replacing what a failed attempt
-        left there), in slices of ``SLICE_BYTES``."""
-        for number, part in enumerate(slices(data, SLICE_BYTES)):
-            frame, files = self._frame(part)
-            self._write_frame(frame, files, path, append=number > 0)
-
-    def _frame(self, data: pa.Table) -> tuple[Any, int]:
-        """A Spark DataFrame of ``data``, and how many files to write it as: one per
-        ``FILE_BYTES`` of Arrow data, so that a large batch (one large transaction) is
-        written by several tasks rather than gathered into one."""
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        schema = from_arrow_schema(data.schema, prefer_timestamp_ntz=True)
-        frame = self.spark.createDataFrame(data, schema=schema)
-        return frame, max(1, -(-data.nbytes // FILE_BYTES))
-
-    def _write_frame(self, frame: Any, files: int, path: str, *, append: bool = False) -> None:
-        frame.coalesce(files).write.mode("append" if append else "overwrite").parquet(path)
-        # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
-        pa.default_memory_pool().release_unused()
-
-    def _record(self, commits: Sequence[Commit], after: DurableState) -> None:
-        """The commit point: record ``after`` with the commits' GTIDs, then tell waiters."""
+    def _gtids_after(self, commits: Sequence[Commit]) -> GtidSet:
         gtids = self._gtids.copy()
-        prepared = after.prepared_xa
         for commit in commits:
             _add_gtid(gtids, commit.trx.gtid)
+        return gtids
+
+    @contextmanager
+    def _commit_properties(self, batch: int, gtids: GtidSet) -> Iterator[None]:
+        """The snapshot summary of every Iceberg commit made meanwhile names ``batch`` and
+        the GTID set executed once it is recorded."""
+        conf = self.spark.conf
+        conf.set(_SESSION_PROPERTY + BATCH_PROPERTY, str(batch))
+        conf.set(_SESSION_PROPERTY + GTIDS_PROPERTY, str(gtids))
+        try:
+            yield
+        finally:
+            conf.unset(_SESSION_PROPERTY + BATCH_PROPERTY)
+            conf.unset(_SESSION_PROPERTY + GTIDS_PROPERTY)
+
+    def _record(self, commits: Sequence[Commit], after: DurableState, gtids: GtidSet) -> None:
+        """The commit point: record ``after`` with the commits' GTIDs, then tell waiters."""
+        prepared = after.prepared_xa
+        for commit in commits:
             if commit.xa is not None:
                 prepared = commit.xa.applied_to(prepared)
         after = after.with_tables(
             after.tables, gtids=tuple(gtids.intervals()), prepared_xa=prepared
         )
-        self._store.commit_spark_state(self._state, after)
+        self._commit_point(after)
         self._state, self._gtids = after, gtids
         self.snapshots.publish(after)
         last = commits[-1].number
@@ -423,61 +468,94 @@ class SparkEngine(InMemoryEngine):
             except Exception:
                 logger.exception("a callback after a durable flush failed")
 
-    # -- compaction and file cleanup (flusher thread) ------------------------------------------
+    def _commit_point(self, after: DurableState) -> None:
+        """Record ``after``. A failure that may have happened after the metadata database
+        committed (a connection lost on the way back) is resolved by reading the recorded
+        state again: it is ``after``, or the commit point did not move there and the error
+        stands."""
+        try:
+            self._store.commit_spark_state(self._state, after)
+        except Exception:
+            try:
+                landed = self._store.load_spark_state() == after
+            except Exception:
+                landed = False
+            if not landed:
+                raise
+            logger.warning("the commit point of batch %d was recorded despite an error",
+                           after.last_batch)  # fmt: skip
+
+    def _undo_unrecorded(self) -> None:
+        """After a failed flush: put the catalog back to the recorded state (Iceberg
+        commits the flush made to some tables, DDL steps it took), so that trying again
+        applies every change once."""
+        try:
+            reconcile(self.iceberg, self._state)
+        except Exception:
+            logger.exception("could not put the tables back to the recorded state; a restart "
+                             "will")  # fmt: skip
+
+    # -- compaction and dropped tables (flusher thread) ----------------------------------------
 
     def _maintain(self) -> None:
         for table in list(self._state.tables.values()):
-            if len(table.batches) >= self.compact_after:
+            if table.changes >= self.compact_after:
                 try:
                     self.compact(table.ref)
                 except Exception:
                     logger.exception("compaction of %s failed; it is tried again later",
                                      table.ref)  # fmt: skip
-        # Views first: dropping a view makes Spark look at its files.
         self.snapshots.forget_unused_views()
-        self._delete_unpinned()
+        if self._dropped_waiting or self._dropped_databases:
+            self._purge_dropped()
 
     def compact(self, ref: TableRef) -> None:
-        """Rewrite ``ref``'s base from its merged content as a new generation (flusher thread
-        or, in tests, a thread that owns the engine while nothing commits)."""
+        """Rewrite ``ref``'s data and delete files into few (Iceberg's procedures), and
+        record the result as a commit point (flusher thread or, in tests, a thread that
+        owns the engine while nothing commits)."""
         state = self._state
-        old = state.tables[ref]
-        new = old.next_generation(base=True)
-        frame = self.spark.sql(merged_sql(self.root, old, names=False))
-        frame.write.mode("overwrite").parquet(base_dir(self.root, new))
+        table = state.tables[ref]
+        name = self.iceberg.sql_name(ref).replace("'", "\\'")
+        procedures = f"{self.iceberg.name}.system"
+        with self._commit_properties(state.last_batch + 1, self._gtids):
+            self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
+                           "options => map('rewrite-all', 'true'))").collect()  # fmt: skip
+            self.spark.sql(f"CALL {procedures}.rewrite_position_delete_files("
+                           f"table => '{name}', options => map('rewrite-all', 'true'))"
+                           ).collect()  # fmt: skip
+        compacted = replace(table, snapshot=self.iceberg.current_snapshot(ref), changes=0)
         tables = dict(state.tables)
-        tables[ref] = new
-        after = state.with_tables(tables)
-        self._store.commit_spark_state(state, after)
+        tables[ref] = compacted
+        after = state.with_tables(tables, last_batch=state.last_batch + 1)
+        try:
+            self._commit_point(after)
+        except Exception:
+            self._undo_unrecorded()
+            raise
         self._state = after
         self.snapshots.publish(after)
-        self._delete_later(generation_dir(self.root, old), old.id, old.generation)
 
-    def _delete_later(self, path: str, table_id: int, generation: int | None) -> None:
-        """Delete ``path`` once no snapshot reads it (``_maintain``, after every flush)."""
-        self._deferred_deletes.append((path, table_id, generation))
-
-    def _delete_unpinned(self) -> None:
-        kept = []
-        for path, table_id, generation in self._deferred_deletes:
-            if self.snapshots.pinned(table_id, generation):
-                kept.append((path, table_id, generation))
-                continue
-            try:
-                self._files.delete(path)
-            except Exception:
-                logger.warning("could not delete %s; recovery removes it", path, exc_info=True)
-        self._deferred_deletes = kept
+    def _purge_dropped(self) -> None:
+        try:
+            self._dropped_waiting = purge_dropped(self.iceberg, self._state, self.snapshots.pinned)
+            for database in sorted(self._dropped_databases):
+                if database not in self._state.databases:
+                    self.iceberg.drop_namespace(namespace_name(database))
+            self._dropped_databases.clear()
+        except Exception:
+            logger.warning("could not purge dropped tables; tried again later", exc_info=True)
 
 
-def slices(data: pa.Table, size: int) -> list[pa.Table]:
-    """``data`` cut by rows into tables of about ``size`` bytes each (views, not copies);
-    at least one, even when ``data`` has no rows."""
-    rows = data.num_rows
-    if data.nbytes <= size or rows <= 1:
-        return [data]
-    per_slice = max(1, rows * size // data.nbytes)
-    return [data.slice(start, per_slice) for start in range(0, rows, per_slice)]
+def engine_session(spark: Any, catalog: str, metadata_url: str, root: str) -> Any:
+    """A session of ``spark``'s context for one engine, its Iceberg catalog configured."""
+    session = spark.newSession()
+    options = catalog_options(catalog, metadata_url, root)
+    # A catalog that caches tables would not see the engine's own snapshot changes made
+    # through the Java API at recovery.
+    options[f"spark.sql.catalog.{catalog}.cache-enabled"] = "false"
+    for key, value in options.items():
+        session.conf.set(key, value)
+    return session
 
 
 def _add_gtid(gtids: GtidSet, text: str) -> None:

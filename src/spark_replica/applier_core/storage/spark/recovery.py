@@ -1,101 +1,139 @@
 """Starting the Spark engine from its recorded state (architecture §5, Recovery).
 
-Files the state does not list are what a crash left behind: a batch written but never
-recorded, a generation a compaction or an ALTER never switched to (or switched away from and
-did not delete yet), a dropped table's directory. They are deleted first, so nothing reads
-them. Then every table's merged content is read back from Spark into the in-memory key index
-the apply phase checks keys against.
+Iceberg commits each table on its own, before the metadata transaction that records the
+commit point; a crash between them leaves the catalog ahead of the recorded state. Each
+table carries its engine id (``catalog.TABLE_ID``), so the catalog is put back by id:
+
+1. a table whose id the state does not record (created, or re-created by ALTER, by a DDL
+   that never reached its commit point; dropped by one that did) is purged;
+2. a recorded table found under another name (renamed, or moved aside by a DROP or an ALTER
+   that never reached its commit point) gets its recorded name back, through a namespace of
+   its own so that names swapped by one RENAME TABLE never collide;
+3. a table whose current snapshot is not the recorded one (a flush or TRUNCATE that never
+   reached its commit point) is set back to the recorded snapshot;
+4. namespaces of recorded databases exist; empty ones of no recorded database go.
+
+Then every table's rows at its recorded snapshot are read into the in-memory key index the
+apply phase checks keys against.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
 from spark_replica.applier_core.storage.ddl import Catalog
 from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.memory_tables import Table, hashable
-from spark_replica.applier_core.storage.spark.commit_log import physical_columns
-from spark_replica.applier_core.storage.spark.files import WarehouseFiles
-from spark_replica.applier_core.storage.spark.layout import (
-    base_dir,
-    generation_dir,
-    log_dir,
-    merged_sql,
-    parse_batch_dir,
-    table_dir,
+from spark_replica.applier_core.storage.spark.catalog import (
+    DROPPED,
+    IcebergCatalog,
+    database_name,
+    namespace_name,
 )
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
-from spark_replica.applier_core.storage.spark.types import from_arrow_rows
+from spark_replica.applier_core.storage.spark.table_writes import read_rows
 
 logger = logging.getLogger(__name__)
 
+#: Where recovery parks tables on their way back to their recorded names.
+MOVING = "%replica_moving"
 
-def recover(
-    spark: Any, files: WarehouseFiles, root: str, state: DurableState
-) -> tuple[Catalog, dict[TableRef, Table]]:
-    """Remove unrecorded files under ``root``; the catalog and tables of ``state``."""
-    remove_unrecorded(files, root, state)
+
+class CatalogDamaged(RuntimeError):
+    """A recorded table is not in the Iceberg catalog: its rows are gone."""
+
+
+def reconcile(catalog: IcebergCatalog, state: DurableState) -> list[str]:
+    """Make the catalog hold exactly the tables of ``state`` at their recorded names and
+    snapshots; returns what it changed, one line each (also logged)."""
+    done: list[str] = []
+
+    def note(what: str) -> None:
+        logger.info("recovery: %s", what)
+        done.append(what)
+
+    recorded = {t.id: t for t in state.tables.values() if t.snapshot}
+    found: dict[int, tuple[str, str]] = {}
+    for place in list(catalog.tables()):
+        table_id = catalog.table_id(*place)
+        if table_id is None:
+            logger.warning("table %s.%s in the replica's catalog is not the replica's; left",
+                           *place)  # fmt: skip
+        elif table_id in recorded and table_id not in found:
+            found[table_id] = place
+        else:
+            catalog.drop(*place)
+            note(f"purged {place[0]}.{place[1]} (table id {table_id}, not recorded)")
+    missing = sorted(recorded.keys() - found.keys())
+    if missing:
+        names = ", ".join(str(recorded[i].ref) for i in missing)
+        raise CatalogDamaged(
+            f"the Iceberg catalog {catalog.name!r} lacks recorded tables: {names}; restore "
+            "the metadata database and the warehouse from one backup, or reset the replica"
+        )
+    misplaced = {i: p for i, p in found.items() if p != _place(recorded[i].ref)}
+    for table_id, place in misplaced.items():
+        catalog.rename(place, (MOVING, f"t{table_id}"))
+    for table_id, place in misplaced.items():
+        catalog.rename((MOVING, f"t{table_id}"), _place(recorded[table_id].ref))
+        note(f"renamed {place[0]}.{place[1]} back to {recorded[table_id].ref}")
+    for table in recorded.values():
+        if catalog.current_snapshot(table.ref) != table.snapshot:
+            place = _place(table.ref)
+            catalog.set_current_snapshot(*place, table.snapshot)
+            note(f"set {table.ref} back to its recorded snapshot {table.snapshot}")
+    _reconcile_namespaces(catalog, state, note)
+    return done
+
+
+def _reconcile_namespaces(catalog: IcebergCatalog, state: DurableState, note: Any) -> None:
+    present = set(catalog.namespaces())
+    wanted = {namespace_name(d) for d in state.databases}
+    for namespace in sorted(wanted - present):
+        catalog.create_namespace(namespace)
+    for namespace in sorted(present - wanted):
+        ours = database_name(namespace) is not None or namespace in (DROPPED, MOVING)
+        if ours and catalog.drop_namespace(namespace):
+            note(f"dropped the empty namespace {namespace}")
+
+
+def _place(ref: TableRef) -> tuple[str, str]:
+    return namespace_name(ref.schema), ref.table
+
+
+def purge_dropped(catalog: IcebergCatalog, state: DurableState, pinned: Any) -> bool:
+    """Purge the tables moved aside by recorded DROPs and ALTERs that no query reads
+    (``pinned(table_id)``); whether some still wait."""
+    recorded = {t.id for t in state.tables.values()}
+    waiting = False
+    for name in catalog.tables_in(DROPPED):
+        table_id = catalog.table_id(DROPPED, name)
+        if table_id is not None and (table_id in recorded or pinned(table_id)):
+            waiting = True
+            continue
+        catalog.drop(DROPPED, name)
+    return waiting
+
+
+def load_catalog(state: DurableState) -> Catalog:
+    """The in-memory catalog of ``state``."""
     definitions = {ref: t.definition for ref, t in state.tables.items()}
-    catalog = Catalog(
+    return Catalog(
         state.databases,
         MappingProxyType(definitions),
         state.objects,
         state.accounts,
         state.collations,
     )
-    tables = {ref: load_table(spark, root, stored) for ref, stored in state.tables.items()}
-    return catalog, tables
 
 
-def remove_unrecorded(files: WarehouseFiles, root: str, state: DurableState) -> list[str]:
-    """Delete every file under ``root`` that ``state`` does not list; returns what went."""
-    by_id = {t.id: t for t in state.tables.values()}
-    removed: list[str] = []
-
-    def remove(path: str) -> None:
-        logger.info("removing %s: no recorded state refers to it", path)
-        files.delete(path)
-        removed.append(path)
-
-    for name in files.children(root):
-        table_id = int(name[1:]) if name.startswith("t") and name[1:].isdigit() else None
-        stored = by_id.get(table_id) if table_id is not None else None
-        if stored is None:
-            remove(f"{root}/{name}")
-            continue
-        current = generation_dir(root, stored).rsplit("/", 1)[1]
-        for generation in files.children(table_dir(root, stored.id)):
-            if generation != current:
-                remove(f"{table_dir(root, stored.id)}/{generation}")
-        _clean_generation(files, root, stored, remove)
-    return removed
-
-
-def _clean_generation(
-    files: WarehouseFiles, root: str, stored: StoredTable, remove: Callable[[str], None]
-) -> None:
-    if not stored.base and files.exists(base_dir(root, stored)):
-        remove(base_dir(root, stored))
-    recorded = set(stored.batches)
-    for name in files.children(log_dir(root, stored)):
-        batch = parse_batch_dir(name)
-        if batch is None and name.startswith(("_", ".")):
-            continue  # Spark's markers (_SUCCESS) and hidden files
-        if batch not in recorded:
-            remove(f"{log_dir(root, stored)}/{name}")
-
-
-def load_table(spark: Any, root: str, stored: StoredTable) -> Table:
-    """The table's merged content at its last recorded batch, as the in-memory engine keeps
-    it (the key index the apply phase checks)."""
+def load_table(spark: Any, catalog: IcebergCatalog, stored: StoredTable) -> Table:
+    """The table's rows at its recorded snapshot, as the in-memory engine keeps them (the
+    key index the apply phase checks)."""
     table = Table(stored.ref, stored.definition)
-    if not stored.base and not stored.batches:
-        return table
-    arrow = spark.sql(merged_sql(root, stored, names=False)).toArrow()
-    rows = from_arrow_rows(physical_columns(stored.definition), arrow)
+    rows = read_rows(spark, catalog, stored)
     if table.key_of is not None:
         key_of = table.key_of
         table.rows = {key_of(row): row for row in rows}

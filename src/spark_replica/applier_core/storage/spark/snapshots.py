@@ -1,21 +1,27 @@
 """Consistent reads: a query reads every table at one recorded state.
 
 A ``Snapshot`` pins the state recorded last when the query starts. Each table it reads is
-exposed as a temporary view named after the table's version (id, generation, last batch), so
-a view's content never changes: two tables read by one query come from the same commit point
-however many flushes happen meanwhile, and never show half a transaction. Files of a
-generation a snapshot pins are not deleted until it is released.
+exposed as a temporary view of its Iceberg table ``VERSION AS OF`` the recorded snapshot,
+named after the table's version (id, snapshot), so a view's content never changes: two
+tables read by one query come from the same commit point however many flushes happen
+meanwhile, and never show half a transaction (nor a flush's commit to one table before the
+commit point records it). A dropped table a snapshot pins is not purged until it is
+released.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Any
 
 from spark_replica.applier_core.storage.interface import TableRef
-from spark_replica.applier_core.storage.spark.layout import merged_sql
+from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
+from spark_replica.applier_core.storage.spark.types import quote_name, spark_type
+
+#: Spark types Iceberg keeps as a wider one (``int``): the views cast them back, so queries
+#: see the column types the engine defines.
+_NARROW = frozenset({"TINYINT", "SMALLINT"})
 
 
 class Snapshot:
@@ -43,14 +49,14 @@ class Snapshot:
 class SnapshotRegistry:
     """The recorded state queries start from, and the generations they pin. Thread-safe."""
 
-    def __init__(self, spark: Any, root: str, state: DurableState) -> None:
-        self._spark = spark
-        self._root = root
+    def __init__(self, catalog: IcebergCatalog, state: DurableState) -> None:
+        self._spark = catalog.spark
+        self._catalog = catalog
         # _lock guards _state, _pins and _views; view creation runs outside it.
         self._lock = threading.Lock()
         self._state = state
-        self._pins: Counter[tuple[int, int]] = Counter()
-        self._views: dict[tuple[int, int, int], str] = {}
+        self._pins: Counter[int] = Counter()
+        self._views: dict[tuple[int, int], str] = {}
         self._creating = threading.Lock()
 
     def publish(self, state: DurableState) -> None:
@@ -61,20 +67,18 @@ class SnapshotRegistry:
     def acquire(self) -> Snapshot:
         with self._lock:
             state = self._state
-            self._pins.update((t.id, t.generation) for t in state.tables.values())
+            self._pins.update(t.id for t in state.tables.values())
         return Snapshot(self, state)
 
     def release(self, snapshot: Snapshot) -> None:
         with self._lock:
-            self._pins.subtract((t.id, t.generation) for t in snapshot.state.tables.values())
+            self._pins.subtract(t.id for t in snapshot.state.tables.values())
             self._pins = +self._pins
 
-    def pinned(self, table_id: int, generation: int | None = None) -> bool:
-        """Whether a snapshot in use reads the table (that generation of it)."""
+    def pinned(self, table_id: int) -> bool:
+        """Whether a snapshot in use reads the table."""
         with self._lock:
-            if generation is not None:
-                return self._pins[(table_id, generation)] > 0
-            return any(pin[0] == table_id for pin in self._pins)
+            return self._pins[table_id] > 0
 
     def _view(self, table: StoredTable) -> str:
         version = table.version
@@ -82,10 +86,10 @@ class SnapshotRegistry:
             found = self._views.get(version)
         if found is not None:
             return found
-        name = "__replica_t{}_g{}_b{}".format(*version)
+        name = f"__replica_t{table.id}_s{table.snapshot & (1 << 64) - 1:x}"
         with self._creating:
             if version not in self._views:
-                sql = merged_sql(self._root, table)
+                sql = pinned_sql(self._catalog, table)
                 self._spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
                 with self._lock:
                     self._views[version] = name
@@ -99,7 +103,7 @@ class SnapshotRegistry:
             stale = [
                 (version, name)
                 for version, name in self._views.items()
-                if version not in current and (version[0], version[1]) not in pinned
+                if version not in current and version[0] not in pinned
             ]
             for version, _ in stale:
                 del self._views[version]
@@ -108,3 +112,17 @@ class SnapshotRegistry:
                 self._spark.catalog.dropTempView(name)
             except Exception:  # Spark could not analyse it any more: it is gone all the same
                 pass
+
+
+def pinned_sql(catalog: IcebergCatalog, table: StoredTable) -> str:
+    """Spark SQL reading ``table`` at its recorded snapshot, with the engine's column
+    types."""
+    columns = []
+    for column in table.definition.columns:
+        name = quote_name(column.name)
+        kind = spark_type(column.type).spark_sql
+        columns.append(f"CAST({name} AS {kind}) AS {name}" if kind in _NARROW else name)
+    return (
+        f"SELECT {', '.join(columns)} FROM {catalog.sql_name(table.ref)} "
+        f"VERSION AS OF {table.snapshot}"
+    )

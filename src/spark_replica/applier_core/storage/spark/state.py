@@ -1,16 +1,14 @@
 """The Spark engine's durable state: what the metadata store records at every commit point.
 
-The engine's catalog of record is the metadata store, not Spark's catalog (architecture §5).
-``DurableState`` is one consistent version of it: the databases, every table with its
-definition and files, the kept objects (views, triggers, routines, events), the replicated
-accounts, the last batch
-recorded, and the executed GTID set. The flusher derives
-the next version and hands both to ``SparkStateStore.commit``, which records the difference in
-one metadata transaction: that transaction is the commit point of a batch.
-
-Files of a table (``layout``) live under its id, not its name, so RENAME TABLE changes only the
-state. A table's *generation* is one base snapshot plus the change-log batches written on top
-of it; compaction, TRUNCATE and column changes start a new generation.
+The engine's catalog of record is the metadata store (architecture §5). ``DurableState`` is
+one consistent version of it: the databases, every table with its definition and the
+Iceberg snapshot that holds its rows at that point, the kept objects (views, triggers,
+routines, events), the replicated accounts, the number of the last commit point and the
+executed GTID set. The flusher derives the next version and hands both to
+``SparkStateStore.commit_spark_state``, which records the difference in one metadata
+transaction: that transaction is the commit point. Iceberg commits each table on its own;
+the snapshot ids recorded here say which of those commits belong to the source's history
+(recovery sets each table back to its recorded snapshot, ``iceberg_recovery``).
 """
 
 from __future__ import annotations
@@ -39,38 +37,40 @@ from spark_replica.applier_core.storage.prepared_xa import NO_PREPARED, Prepared
 
 
 @dataclass(frozen=True, slots=True)
+class LegacyFiles:
+    """Where a table written in the earlier layout of the engine keeps its rows (a base
+    snapshot and change-log batches of one generation, ``legacy_layout``); only read once,
+    to move the table into Iceberg (``migration``)."""
+
+    generation: int = 1
+    base: bool = False
+    batches: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoredTable:
-    """One replicated table as recorded: ``batches`` are the change-log batches of its
-    current ``generation``, ascending; ``base`` tells whether the generation has a base
-    snapshot (a new or truncated table has none)."""
+    """One replicated table as recorded: its Iceberg ``snapshot`` at the commit point, and
+    the flushes that changed it since its last compaction (``changes``). A table of the
+    earlier layout has no snapshot yet (0) and its ``legacy`` files."""
 
     id: int
     ref: TableRef
     definition: TableDef
-    generation: int = 1
-    base: bool = False
-    batches: tuple[int, ...] = ()
+    snapshot: int = 0
+    changes: int = 0
+    legacy: LegacyFiles | None = None
 
     @property
     def keyed(self) -> bool:
         return bool(self.definition.primary_key)
 
     @property
-    def version(self) -> tuple[int, int, int]:
-        """Changes whenever the table's content may change: (id, generation, last batch)."""
-        return (self.id, self.generation, self.batches[-1] if self.batches else 0)
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the table's content may change: (id, snapshot)."""
+        return (self.id, self.snapshot)
 
-    def with_batch(self, batch: int) -> StoredTable:
-        return replace(self, batches=(*self.batches, batch))
-
-    def next_generation(self, definition: TableDef | None = None, *, base: bool) -> StoredTable:
-        return replace(
-            self,
-            definition=definition or self.definition,
-            generation=self.generation + 1,
-            base=base,
-            batches=(),
-        )
+    def with_snapshot(self, snapshot: int, *, changed: bool = True) -> StoredTable:
+        return replace(self, snapshot=snapshot, changes=self.changes + 1 if changed else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +107,22 @@ class SparkStateStore(Protocol):
 
     def commit_spark_state(self, before: DurableState, after: DurableState) -> None:
         """Record ``after`` in one transaction (``before`` is the state recorded now: the
-        store writes only what changed). Raises on failure; nothing is recorded then."""
+        store writes only what changed). Raises on failure; nothing is recorded then.
+
+        Raises:
+            CommitPointMoved: the recorded state is not ``before`` any more (another
+                process records commit points in the same metadata database).
+        """
         ...
+
+    def catalog_url(self) -> str:
+        """The database's SQLAlchemy URL, password included: the Iceberg catalog's tables
+        live in the same database (decision 0017)."""
+        ...
+
+
+class CommitPointMoved(RuntimeError):
+    """The metadata database's commit point is not the one this engine recorded last."""
 
 
 # -- serialisation of table definitions (the store keeps them as JSON text) -------------------

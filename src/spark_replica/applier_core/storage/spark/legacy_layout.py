@@ -1,4 +1,5 @@
-"""Where a table's files live, and the SQL that reads its merged content.
+"""The engine's earlier table layout, read once to move its tables into Iceberg
+(``migration``): where a table's files live, and the SQL that reads its merged content.
 
 Under the warehouse root, table ``id`` keeps one directory per generation::
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from spark_replica.applier_core.storage.interface import TableDef
-from spark_replica.applier_core.storage.spark.state import StoredTable
+from spark_replica.applier_core.storage.spark.state import LegacyFiles, StoredTable
 from spark_replica.applier_core.storage.spark.types import spark_type
 
 SEQ, GTID, OP, CNT, BATCH = "_seq", "_gtid", "_op", "_cnt", "batch"
@@ -37,8 +38,13 @@ def table_dir(root: str, table_id: int) -> str:
     return f"{root.rstrip('/')}/t{table_id}"
 
 
+def _files_of(table: StoredTable) -> LegacyFiles:
+    assert table.legacy is not None, f"{table.ref} is not in the earlier layout"
+    return table.legacy
+
+
 def generation_dir(root: str, table: StoredTable) -> str:
-    return f"{table_dir(root, table.id)}/g{table.generation}"
+    return f"{table_dir(root, table.id)}/g{_files_of(table).generation}"
 
 
 def base_dir(root: str, table: StoredTable) -> str:
@@ -77,22 +83,23 @@ def merged_sql(root: str, table: StoredTable, *, names: bool = True) -> str:
     definition = table.definition
     cols = [physical(i) for i in range(len(definition.columns))]
     select = ", ".join(cols)
+    files = _files_of(table)
     sources: list[str] = []
-    recorded = ", ".join(map(str, table.batches))
+    recorded = ", ".join(map(str, files.batches))
     if table.keyed:
-        if table.base:
+        if files.base:
             sources.append(
                 f"SELECT {select}, 1 AS {OP}, CAST(-1 AS BIGINT) AS {SEQ} "
                 f"FROM {_files(base_dir(root, table))}"
             )
-        if table.batches:
+        if files.batches:
             sources.append(
                 f"SELECT {select}, {OP}, {SEQ} FROM {_files(log_dir(root, table))} "
                 f"WHERE {BATCH} IN ({recorded})"
             )
         if not sources:
             return _empty(definition, names)
-        if not table.batches:
+        if not files.batches:
             # A base alone holds each key once (compaction wrote it): no merge to do.
             return _renamed(
                 definition, f"SELECT {select} FROM {_files(base_dir(root, table))}", names
@@ -104,11 +111,11 @@ def merged_sql(root: str, table: StoredTable, *, names: bool = True) -> str:
             f"({' UNION ALL '.join(sources)})) WHERE _rn = 1 AND {OP} = 1"
         )
     else:
-        if table.base:
+        if files.base:
             sources.append(
                 f"SELECT {select}, CAST(1 AS BIGINT) AS {CNT} FROM {_files(base_dir(root, table))}"
             )
-        if table.batches:
+        if files.batches:
             sources.append(
                 f"SELECT {select}, {CNT} FROM {_files(log_dir(root, table))} "
                 f"WHERE {BATCH} IN ({recorded})"

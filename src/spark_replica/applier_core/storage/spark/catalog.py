@@ -1,0 +1,203 @@
+"""The replica's Iceberg catalog, as the Spark engine uses it (decision 0019).
+
+Each replicated table is an Iceberg table named after it: MySQL database → namespace,
+table → table, so any Spark session or Iceberg engine on the same catalog reads
+``<catalog>.shop.orders``. Iceberg's JDBC catalog joins namespace levels with ``.``, so a
+database name is stored with ``%`` and ``.`` escaped (``%25``, ``%2E``); table names are
+kept as they are. ``DROPPED`` is a namespace no database maps to (a raw ``%`` not followed
+by ``25`` or ``2E``): a dropped table waits there until no query reads it.
+
+Every table carries its engine id as the table property ``replica.table-id``, so recovery
+finds a table whatever name a crash left it under, and lives at ``<root>/t<id>``: a table
+created under the name of a renamed one never shares its files.
+
+The catalog operations go through Iceberg's Java API (``SparkCatalog.icebergCatalog()``):
+no SQL parsing of odd names, and a few milliseconds each. Data goes through Spark SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from spark_replica.applier_core.storage.interface import TableDef, TableRef
+from spark_replica.applier_core.storage.spark.types import quote_name, spark_columns_ddl
+
+#: The table property naming the engine's id of a table.
+TABLE_ID = "replica.table-id"
+#: Where dropped tables wait for the queries that still read them.
+DROPPED = "%replica_dropped"
+#: Properties of every table the engine creates: format v2, row changes merge-on-read
+#: (decision 0017), and old metadata files removed as commits go on.
+TABLE_PROPERTIES: Mapping[str, str] = {
+    "format-version": "2",
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.previous-versions-max": "20",
+}
+
+
+def namespace_name(database: str) -> str:
+    """The Iceberg namespace of a MySQL database."""
+    return database.replace("%", "%25").replace(".", "%2E")
+
+
+def database_name(namespace: str) -> str | None:
+    """The MySQL database of a namespace; None for one no database maps to."""
+    if "%" in namespace.replace("%25", "").replace("%2E", ""):
+        return None
+    return namespace.replace("%2E", ".").replace("%25", "%")
+
+
+class IcebergCatalog:
+    """The engine's catalog ``name`` in ``spark``'s session (configured already)."""
+
+    def __init__(self, spark: Any, name: str, root: str) -> None:
+        self.spark = spark
+        self.name = name
+        self.root = root.rstrip("/")
+        self._jvm = spark._jvm
+        self._gateway = spark.sparkContext._gateway
+        # Loaded through SQL first: Spark finds a catalog's settings in the session a
+        # statement runs in, while a bare catalogManager lookup from Python sees the
+        # thread's active session, which may be another one.
+        spark.sql(f"SHOW NAMESPACES IN {quote_name(name)}").collect()
+        manager = spark._jsparkSession.sessionState().catalogManager()
+        self._catalog = manager.catalog(name).icebergCatalog()
+
+    def __repr__(self) -> str:
+        return f"IcebergCatalog({self.name!r}, {self.root!r})"
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def sql_name(self, ref: TableRef) -> str:
+        """``ref`` as Spark SQL names it: ```catalog`.`namespace`.`table```."""
+        return ".".join(map(quote_name, (self.name, namespace_name(ref.schema), ref.table)))
+
+    def sql_name_of(self, namespace: str, table: str) -> str:
+        return ".".join(map(quote_name, (self.name, namespace, table)))
+
+    def location(self, table_id: int) -> str:
+        return f"{self.root}/t{table_id}"
+
+    def _namespace(self, name: str) -> Any:
+        levels = self._gateway.new_array(self._jvm.String, 1)
+        levels[0] = name
+        return self._jvm.org.apache.iceberg.catalog.Namespace.of(levels)
+
+    def _identifier(self, namespace: str, table: str) -> Any:
+        return self._jvm.org.apache.iceberg.catalog.TableIdentifier.of(
+            self._namespace(namespace), table
+        )
+
+    # -- namespaces ----------------------------------------------------------------------------
+
+    def namespaces(self) -> list[str]:
+        root = self._jvm.org.apache.iceberg.catalog.Namespace.empty()
+        return [str(n.level(0)) for n in self._catalog.listNamespaces(root)]
+
+    def create_namespace(self, namespace: str) -> None:
+        if not self._catalog.namespaceExists(self._namespace(namespace)):
+            self._catalog.createNamespace(self._namespace(namespace))
+
+    def drop_namespace(self, namespace: str) -> bool:
+        """Drop an empty namespace; False when it holds tables (or is gone)."""
+        try:
+            return bool(self._catalog.dropNamespace(self._namespace(namespace)))
+        except Exception as error:  # NamespaceNotEmptyException
+            if "NamespaceNotEmpty" in type(error).__name__ or "not empty" in str(error):
+                return False
+            raise
+
+    # -- tables --------------------------------------------------------------------------------
+
+    def tables(self) -> Iterator[tuple[str, str]]:
+        """Every table of the catalog as (namespace, name)."""
+        for namespace in self.namespaces():
+            for name in self.tables_in(namespace):
+                yield namespace, name
+
+    def tables_in(self, namespace: str) -> list[str]:
+        """The tables of ``namespace`` (none when it does not exist)."""
+        if not self._catalog.namespaceExists(self._namespace(namespace)):
+            return []
+        return [str(i.name()) for i in self._catalog.listTables(self._namespace(namespace))]
+
+    def load(self, namespace: str, table: str) -> Any:
+        return self._catalog.loadTable(self._identifier(namespace, table))
+
+    def exists(self, namespace: str, table: str) -> bool:
+        return bool(self._catalog.tableExists(self._identifier(namespace, table)))
+
+    def create(self, ref: TableRef, definition: TableDef, table_id: int) -> None:
+        """Create ``ref`` for ``definition`` with a first, empty snapshot (so the table has a
+        snapshot to go back to at any time)."""
+        namespace = namespace_name(ref.schema)
+        self.create_namespace(namespace)
+        properties = {**TABLE_PROPERTIES, TABLE_ID: str(table_id)}
+        listed = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
+        name = self.sql_name(ref)
+        self.spark.sql(
+            f"CREATE TABLE {name} ({spark_columns_ddl(definition.columns)}) USING iceberg "
+            f"LOCATION '{self.location(table_id)}' TBLPROPERTIES ({listed})"
+        )
+        self.spark.sql(f"INSERT INTO {name} SELECT * FROM {name} WHERE 1 = 0")
+
+    def rename(self, old: tuple[str, str], new: tuple[str, str]) -> None:
+        self.create_namespace(new[0])
+        self._catalog.renameTable(self._identifier(*old), self._identifier(*new))
+
+    def drop(self, namespace: str, table: str) -> None:
+        """Drop a table and delete its files."""
+        self._catalog.dropTable(self._identifier(namespace, table), True)
+
+    # -- a table's state -----------------------------------------------------------------------
+
+    def table_id(self, namespace: str, table: str) -> int | None:
+        found = self.load(namespace, table).properties().get(TABLE_ID)
+        return int(found) if found is not None and str(found).isdigit() else None
+
+    def current_snapshot(self, ref: TableRef) -> int:
+        """The id of ``ref``'s current snapshot (every table the engine made has one)."""
+        return snapshot_id(self.load(namespace_name(ref.schema), ref.table))
+
+    def committed_since(self, ref: TableRef, recorded: int) -> int:
+        """The current snapshot of ``ref``, once checked that every snapshot after
+        ``recorded`` is the current session's (a commit of another writer in between means
+        two processes write the same tables).
+
+        Raises:
+            ForeignCommit: another application committed to the table after ``recorded``.
+        """
+        table = self.load(namespace_name(ref.schema), ref.table)
+        current = table.currentSnapshot()
+        app = self.spark.sparkContext.applicationId
+        snapshot = current
+        while snapshot is not None and int(snapshot.snapshotId()) != recorded:
+            if snapshot.summary().get("spark.app.id") != app:
+                raise ForeignCommit(
+                    f"Iceberg table {self.sql_name(ref)} has a commit of another writer "
+                    f"(snapshot {snapshot.snapshotId()}) after the recorded snapshot {recorded}"
+                )
+            parent = snapshot.parentId()
+            snapshot = None if parent is None else table.snapshot(parent)
+        if snapshot is None:
+            raise ForeignCommit(f"Iceberg table {self.sql_name(ref)} does not descend from "
+                                f"its recorded snapshot {recorded}")  # fmt: skip
+        return int(current.snapshotId())
+
+    def set_current_snapshot(self, namespace: str, table: str, snapshot: int) -> None:
+        self.load(namespace, table).manageSnapshots().setCurrentSnapshot(snapshot).commit()
+
+
+class ForeignCommit(RuntimeError):
+    """A table holds a commit the engine did not make since its recorded snapshot."""
+
+
+def snapshot_id(table: Any) -> int:
+    current = table.currentSnapshot()
+    if current is None:
+        raise RuntimeError(f"Iceberg table {table.name()} has no snapshot")
+    return int(current.snapshotId())

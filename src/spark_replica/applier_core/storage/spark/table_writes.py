@@ -1,0 +1,222 @@
+"""A flush's row changes written into one Iceberg table: one commit per table and flush.
+
+The changes arrive as Arrow (``to_arrow_table``), become a temporary view, and go in with
+one SQL statement, so Spark's Iceberg writer does the work and the snapshot properties of
+the session (the batch, the GTID set) land in the commit's summary:
+
+* a keyed table whose changed keys are all new (``PendingChanges.fresh``): ``INSERT INTO``,
+  an append (a bulk load never joins the table);
+* any other keyed change: one ``MERGE INTO`` on the primary key (merge-on-read: position
+  deletes for the rows replaced; decision 0017), with ``_op`` 0 for a delete, 1 for a row;
+* a keyless table (a multiset): rows only added are appended; a row whose count fell is
+  deleted with every copy and written again as often as it remains, its current count read
+  at the table's recorded snapshot first (``ON s._op = 0 AND t.c <=> s.c ...``: the copies
+  written again never match).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+
+from spark_replica.applier_core.storage.interface import Column, Row, TableDef
+from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
+from spark_replica.applier_core.storage.spark.commit_log import PendingChanges
+from spark_replica.applier_core.storage.spark.state import StoredTable
+from spark_replica.applier_core.storage.spark.types import (
+    from_arrow_rows,
+    quote_name,
+    spark_schema,
+    to_arrow_table,
+)
+
+OP = "_op"
+#: Arrow bytes handed to Spark at once: a larger change (one large transaction) goes over in
+#: slices of about this size, each its own commit.
+SLICE_BYTES = 32 << 20
+#: Arrow bytes per data file written: most flushes write one file per table.
+FILE_BYTES = 128 << 20
+#: A row's position among the touched rows of a keyless table (reading their counts).
+INDEX = "_i"
+_DELETE, _ROW = 0, 1
+
+
+def write_changes(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+) -> bool:
+    """Write ``changes`` into ``table`` as one Iceberg commit; False when they cancel out
+    (nothing committed)."""
+    if table.definition.primary_key:
+        return _write_keyed(spark, catalog, table, changes)
+    return _write_keyless(spark, catalog, table, changes)
+
+
+def _write_keyed(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+) -> bool:
+    definition, fresh = table.definition, changes.fresh
+    rows: list[Row] = []
+    ops: list[int] = []
+    merge = False
+    width, key_columns = len(definition.columns), definition.primary_key
+    for key, row in changes.keyed.items():
+        if row is not None:
+            rows.append(row)
+            ops.append(_ROW)
+            merge = merge or key not in fresh
+        elif key not in fresh:  # a delete of a row the table holds
+            deleted: list[object] = [None] * width
+            for index, value in zip(key_columns, key, strict=True):
+                deleted[index] = value
+            rows.append(tuple(deleted))
+            ops.append(_DELETE)
+            merge = True
+    if not rows:
+        return False
+    name = catalog.sql_name(table.ref)
+    if not merge:
+        _run(spark, table, to_arrow_table(_loose(definition), rows),
+             lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
+        return True
+    on = " AND ".join(_key_match(definition, part) for part in range(len(key_columns)))
+    columns = [quote_name(c.name) for c in definition.columns]
+    merge_sql = (
+        f"WHEN MATCHED AND s.{OP} = {_DELETE} THEN DELETE "
+        f"WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns)} "
+        f"WHEN NOT MATCHED AND s.{OP} = {_ROW} THEN INSERT ({', '.join(columns)}) "
+        f"VALUES ({', '.join(f's.{c}' for c in columns)})"
+    )
+    data = to_arrow_table(_loose(definition), rows, {OP: (pa.int8(), ops)})
+    _run(spark, table, data, lambda view: f"MERGE INTO {name} t USING {view} s ON {on} {merge_sql}")
+    return True
+
+
+def _key_match(definition: TableDef, part: int) -> str:
+    column = quote_name(definition.columns[definition.primary_key[part]].name)
+    prefix = definition.key_prefix[part]
+    if prefix:
+        return f"SUBSTRING(t.{column}, 1, {prefix}) = SUBSTRING(s.{column}, 1, {prefix})"
+    return f"t.{column} = s.{column}"
+
+
+def _write_keyless(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+) -> bool:
+    definition = table.definition
+    added = [(row, delta) for row, delta in changes.deltas.items() if delta > 0]
+    fallen = [(row, delta) for row, delta in changes.deltas.items() if delta < 0]
+    name = catalog.sql_name(table.ref)
+    if not fallen:
+        if not added:
+            return False
+        data = to_arrow_table(_loose(definition), [r for r, n in added for _ in range(n)])
+        _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
+        return True
+    counts = _current_counts(spark, catalog, table, [row for row, _ in fallen])
+    rows: list[Row] = [row for row, _ in fallen]
+    ops = [_DELETE] * len(fallen)
+    for index, (row, delta) in enumerate(fallen):
+        remaining = counts[index] + delta
+        rows += [row] * remaining
+        ops += [_ROW] * remaining
+    for row, delta in added:
+        rows += [row] * delta
+        ops += [_ROW] * delta
+    data = to_arrow_table(_loose(definition), rows, {OP: (pa.int8(), ops)})
+    columns = [quote_name(c.name) for c in definition.columns]
+    on = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
+    statement = (
+        f"MERGE INTO {name} t USING {{}} s ON s.{OP} = {_DELETE} AND {on} "
+        f"WHEN MATCHED THEN DELETE "
+        f"WHEN NOT MATCHED AND s.{OP} = {_ROW} THEN INSERT ({', '.join(columns)}) "
+        f"VALUES ({', '.join(f's.{c}' for c in columns)})"
+    )
+    # One statement: the copies written again must be in the commit that deletes them.
+    _run(spark, table, data, statement.format, sliced=False)
+    return True
+
+
+def _current_counts(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, rows: Sequence[Row]
+) -> list[int]:
+    """How many copies of each of ``rows`` ``table`` holds at its recorded snapshot."""
+    indexes: list[object] = list(range(len(rows)))
+    data = to_arrow_table(_loose(table.definition), rows, {INDEX: (pa.int64(), indexes)})
+    view = _view(spark, table, data)
+    columns = [quote_name(c.name) for c in table.definition.columns]
+    on = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
+    found = spark.sql(
+        f"SELECT s.{INDEX}, COUNT(*) AS n FROM {view} s JOIN "
+        f"{catalog.sql_name(table.ref)} VERSION AS OF {table.snapshot} t ON {on} "
+        f"GROUP BY s.{INDEX}"
+    ).collect()
+    counts = [0] * len(rows)
+    for index, count in found:
+        counts[index] = int(count)
+    return counts
+
+
+def _run(
+    spark: Any,
+    table: StoredTable,
+    data: pa.Table,
+    statement: Callable[[str], str],
+    *,
+    sliced: bool = True,
+) -> None:
+    """Run ``statement(view)`` over ``data``, in slices of about ``SLICE_BYTES`` (each its
+    own commit) so the driver JVM holds one slice, never one large transaction whole."""
+    for part in slices(data, SLICE_BYTES) if sliced else [data]:
+        spark.sql(statement(_view(spark, table, part)))
+        # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
+        pa.default_memory_pool().release_unused()
+
+
+def _view(spark: Any, table: StoredTable, data: pa.Table) -> str:
+    """A temporary view of ``data`` for one statement."""
+    width = len(table.definition.columns)
+    fields = [data.schema.field(i) for i in range(width, data.num_columns)]
+    schema = spark_schema(_loose(table.definition), fields)
+    frame = spark.createDataFrame(data, schema=schema)
+    files = max(1, -(-data.nbytes // FILE_BYTES))
+    if files > 1:
+        frame = frame.repartition(files)
+    name = f"__replica_changes_t{table.id}"
+    frame.createOrReplaceTempView(name)
+    return name
+
+
+def _loose(definition: TableDef) -> list[Column]:
+    """The columns of ``definition``, all nullable: a delete's row carries only its key
+    (the table's own NOT NULL constraints hold on what a statement writes)."""
+    return [replace(c, nullable=True) if not c.nullable else c for c in definition.columns]
+
+
+def slices(data: pa.Table, size: int) -> list[pa.Table]:
+    """``data`` cut by rows into tables of about ``size`` bytes each (views, not copies);
+    at least one, even when ``data`` has no rows."""
+    rows = data.num_rows
+    if data.nbytes <= size or rows <= 1:
+        return [data]
+    per_slice = max(1, rows * size // data.nbytes)
+    return [data.slice(start, per_slice) for start in range(0, rows, per_slice)]
+
+
+def write_rows(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, rows: Sequence[Row]
+) -> None:
+    """Append ``rows`` to ``table`` (a table just created for them)."""
+    name = catalog.sql_name(table.ref)
+    data = to_arrow_table(_loose(table.definition), rows)
+    _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
+
+
+def read_rows(spark: Any, catalog: IcebergCatalog, table: StoredTable) -> list[Row]:
+    """Every row of ``table`` at its recorded snapshot (the in-memory key index's start)."""
+    arrow = spark.sql(
+        f"SELECT * FROM {catalog.sql_name(table.ref)} VERSION AS OF {table.snapshot}"
+    ).toArrow()
+    return from_arrow_rows(table.definition.columns, arrow)
