@@ -65,14 +65,14 @@ def run(engine: SparkEngine, gno: int, work: Any) -> None:
 
 def load_shop(engine: SparkEngine) -> None:
     run(engine, 1, lambda s: s.apply_ddl("CREATE DATABASE shop", None))
-    run(engine, 2, lambda s: s.apply_ddl(
-        "CREATE TABLE orders (id INT PRIMARY KEY, status VARCHAR(10), n TINYINT)", "shop"))  # fmt: skip
+    orders = "CREATE TABLE orders (id INT PRIMARY KEY, status VARCHAR(10), n TINYINT)"
+    run(engine, 2, lambda s: s.apply_ddl(orders, "shop"))
     run(engine, 3, lambda s: s.apply_ddl("CREATE DATABASE `odd.db`", None))
     run(engine, 4, lambda s: s.apply_ddl("CREATE TABLE `Odd Name` (`a b` INT)", "odd.db"))
     run(engine, 5, lambda s: s.apply_rows(Map(ORDERS), [
         RowChange.insert((i, "new", i % 3)) for i in range(1, 11)]))  # fmt: skip
-    run(engine, 6, lambda s: s.apply_rows(Map(ORDERS), [
-        RowChange.update((1, "new", 1), (1, "paid", 1)), RowChange.delete((2, "new", 2))]))  # fmt: skip
+    paid = RowChange.update((1, "new", 1), (1, "paid", 1))
+    run(engine, 6, lambda s: s.apply_rows(Map(ORDERS), [paid, RowChange.delete((2, "new", 2))]))
     run(engine, 7, lambda s: s.apply_rows(Map(ODD), [
         RowChange.insert((5,)), RowChange.insert((5,)), RowChange.insert((6,))]))  # fmt: skip
     run(engine, 8, lambda s: s.apply_rows(Map(ODD), [RowChange.delete((5,))]))
