@@ -41,13 +41,18 @@ import functools
 import math
 import re
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Context, Decimal
 
-from sqlglot import expressions as exp
-from sqlglot.errors import SqlglotError
+from spark_replica.applier_core.storage.column_types import (
+    BLOB_LIMITS,
+    REALS,
+    TEXT_LIMITS,
+    MySqlType,
+    parse_type,
+)
 
 #: Old value → new value (NULL included). Raises ``ValueFault``.
 Converter = Callable[[object], object]
@@ -141,123 +146,62 @@ class SqlType:
     text: str = field(default="", compare=False)
 
 
-_INTEGER_BITS = {
-    exp.DataType.Type.TINYINT: 8,
-    exp.DataType.Type.BOOLEAN: 8,
-    exp.DataType.Type.SMALLINT: 16,
-    exp.DataType.Type.MEDIUMINT: 24,
-    exp.DataType.Type.INT: 32,
-    exp.DataType.Type.BIGINT: 64,
-}
-_UNSIGNED_BITS = {
-    exp.DataType.Type.UTINYINT: 8,
-    exp.DataType.Type.USMALLINT: 16,
-    exp.DataType.Type.UMEDIUMINT: 24,
-    exp.DataType.Type.UINT: 32,
-    exp.DataType.Type.UBIGINT: 64,
-    exp.DataType.Type.SERIAL: 64,
-}
-_TEXT_LIMITS = {
-    exp.DataType.Type.TINYTEXT: 255,
-    exp.DataType.Type.TEXT: 65535,
-    exp.DataType.Type.MEDIUMTEXT: 16777215,
-    exp.DataType.Type.LONGTEXT: 4294967295,
-}
-_BLOB_LIMITS = {
-    exp.DataType.Type.TINYBLOB: 255,
-    exp.DataType.Type.BLOB: 65535,
-    exp.DataType.Type.MEDIUMBLOB: 16777215,
-    exp.DataType.Type.LONGBLOB: 4294967295,
-}
+_INTEGER_BITS = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
 _TEMPORAL = {
-    exp.DataType.Type.DATE: Kind.DATE,
-    exp.DataType.Type.DATETIME: Kind.DATETIME,
-    exp.DataType.Type.TIMESTAMP: Kind.TIMESTAMP,
-    exp.DataType.Type.TIMESTAMPTZ: Kind.TIMESTAMP,
-    exp.DataType.Type.TIME: Kind.TIME,
+    "date": Kind.DATE,
+    "datetime": Kind.DATETIME,
+    "timestamp": Kind.TIMESTAMP,
+    "time": Kind.TIME,
+    "year": Kind.YEAR,
 }
 
 
 @functools.lru_cache(maxsize=1024)
-def parse_type(text: str) -> SqlType:
-    """The ``SqlType`` of a column type as the catalog writes it (``Column.type``)."""
+def sql_type(text: str) -> SqlType:
+    """The ``SqlType`` of a column type as the catalog writes it (``Column.type``), read by
+    ``column_types.parse_type``; a text that is no MySQL type is of kind OTHER."""
     try:
-        tree = exp.DataType.build(text, dialect="mysql")
-    except (SqlglotError, ValueError):
-        return SqlType(Kind.OTHER, other=text.upper(), text=text)
-    params = [_int_param(p) for p in tree.expressions if isinstance(p, exp.DataTypeParam)]
-    found = _classify(tree, params, text)
-    return found if found is not None else SqlType(Kind.OTHER, other=text.upper(), text=text)
-
-
-def _int_param(param: exp.DataTypeParam) -> int:
-    try:
-        return int(param.this.name)
+        mysql = parse_type(text)
     except ValueError:
-        return 0
+        return SqlType(Kind.OTHER, other=text.upper(), text=text)
+    name = mysql.name
+    if name in _INTEGER_BITS:
+        return SqlType(Kind.INTEGER, mysql.unsigned, _INTEGER_BITS[name], text=text)
+    if name == "decimal":
+        precision, scale = mysql.precision or 10, mysql.scale or 0
+        return SqlType(Kind.DECIMAL, mysql.unsigned, precision=precision, scale=scale, text=text)
+    if name in REALS:
+        # FLOAT(M,D)/DOUBLE(M,D) have ``scale`` D, a plain one -1.
+        precision, scale = mysql.precision or 0, -1 if mysql.scale is None else mysql.scale
+        bits = 32 if name == "float" else 64
+        return SqlType(Kind.REAL, mysql.unsigned, bits, precision=precision, scale=scale, text=text)
+    if name in _TEMPORAL:
+        return SqlType(_TEMPORAL[name], fsp=mysql.fsp, text=text)
+    return _string_type(mysql, text)
 
 
-def _classify(tree: exp.DataType, params: list[int], text: str) -> SqlType | None:
-    dtype = tree.this
-    if dtype in _INTEGER_BITS or dtype in _UNSIGNED_BITS:
-        bits = _INTEGER_BITS.get(dtype) or _UNSIGNED_BITS[dtype]
-        return SqlType(Kind.INTEGER, dtype in _UNSIGNED_BITS, bits, text=text)
-    if dtype in (exp.DataType.Type.DECIMAL, exp.DataType.Type.UDECIMAL):
-        precision, scale = (params + [10, 0])[:2] if params else (10, 0)
-        if len(params) == 1:
-            scale = 0
-        unsigned = dtype is exp.DataType.Type.UDECIMAL
-        return SqlType(Kind.DECIMAL, unsigned, precision=precision, scale=scale, text=text)
-    if dtype in (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE, exp.DataType.Type.UDOUBLE):
-        return _real(tree, params, text)
-    return _classify_string(tree, params, text) or _classify_other(tree, params, text)
+def _string_type(mysql: MySqlType, text: str) -> SqlType:
+    name, length = mysql.name, mysql.length
+    if name in _STRING_KINDS and length is not None:
+        return SqlType(_STRING_KINDS[name], text=text, length=length)
+    if name in TEXT_LIMITS:
+        return SqlType(Kind.TEXT, text=text, length=TEXT_LIMITS[name])
+    if name in BLOB_LIMITS:
+        return SqlType(Kind.BLOB, text=text, length=BLOB_LIMITS[name])
+    if name in ("enum", "set"):
+        kind = Kind.ENUM if name == "enum" else Kind.SET
+        return SqlType(kind, text=text, members=mysql.values)
+    # BIT, JSON, spatial types, VECTOR; and VARCHAR/VARBINARY without a length.
+    other = mysql.column_type().upper() + (f" SRID {mysql.srid}" if mysql.srid is not None else "")
+    return SqlType(Kind.OTHER, other=other, text=text)
 
 
-def _real(tree: exp.DataType, params: list[int], text: str) -> SqlType:
-    bits = 32 if tree.this is exp.DataType.Type.FLOAT else 64
-    if bits == 32 and len(params) == 1 and params[0] > 24:
-        bits = 64  # FLOAT(p): p > 24 is a DOUBLE
-    precision, scale = (params[0], params[1]) if len(params) == 2 else (0, -1)
-    unsigned = tree.this is exp.DataType.Type.UDOUBLE
-    return SqlType(Kind.REAL, unsigned, bits, precision=precision, scale=scale, text=text)
-
-
-def _classify_string(tree: exp.DataType, params: list[int], text: str) -> SqlType | None:
-    dtype = tree.this
-    length = params[0] if params else None
-    if dtype in (exp.DataType.Type.CHAR, exp.DataType.Type.NCHAR):
-        return SqlType(Kind.CHAR, text=text, length=1 if length is None else length)
-    if dtype in (exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR) and length is not None:
-        return SqlType(Kind.VARCHAR, text=text, length=length)
-    if dtype is exp.DataType.Type.BINARY:
-        return SqlType(Kind.BINARY, text=text, length=1 if length is None else length)
-    if dtype is exp.DataType.Type.VARBINARY and length is not None:
-        return SqlType(Kind.VARBINARY, text=text, length=length)
-    if dtype in _TEXT_LIMITS:
-        # TEXT(n) is the smallest TEXT type for n characters of up to 4 bytes (utf8mb4).
-        limit = _smallest(_TEXT_LIMITS.values(), length * 4) if length else _TEXT_LIMITS[dtype]
-        return SqlType(Kind.TEXT, text=text, length=limit)
-    if dtype in _BLOB_LIMITS:
-        limit = _smallest(_BLOB_LIMITS.values(), length) if length else _BLOB_LIMITS[dtype]
-        return SqlType(Kind.BLOB, text=text, length=limit)
-    if dtype in (exp.DataType.Type.ENUM, exp.DataType.Type.SET):
-        members = tuple(e.name for e in tree.expressions if isinstance(e, exp.Literal))
-        kind = Kind.ENUM if dtype is exp.DataType.Type.ENUM else Kind.SET
-        return SqlType(kind, text=text, members=members)
-    return None
-
-
-def _smallest(limits: Iterable[int], needed: int) -> int:
-    return min((limit for limit in limits if limit >= needed), default=4294967295)
-
-
-def _classify_other(tree: exp.DataType, params: list[int], text: str) -> SqlType | None:
-    kind = _TEMPORAL.get(tree.this)
-    if kind is not None:
-        return SqlType(kind, text=text, fsp=params[0] if params and kind is not Kind.DATE else 0)
-    if tree.this is exp.DataType.Type.YEAR:
-        return SqlType(Kind.YEAR, text=text)
-    return None
+_STRING_KINDS = {
+    "char": Kind.CHAR,
+    "varchar": Kind.VARCHAR,
+    "binary": Kind.BINARY,
+    "varbinary": Kind.VARBINARY,
+}
 
 
 def needs_copy(old: SqlType, new: SqlType) -> bool:
@@ -309,7 +253,7 @@ _WIDENING = frozenset(
 def key_prefix_after(prefix: int, new_type: str) -> int:
     """A key part's prefix length after its column's type changed: MySQL keys the whole
     value when the new type takes no prefix or is shorter than the prefix."""
-    target = parse_type(new_type)
+    target = sql_type(new_type)
     if prefix == 0 or target.kind not in STRINGS | BINARIES:
         return 0
     if target.kind in (Kind.TEXT, Kind.BLOB):
@@ -328,7 +272,7 @@ _FLT_MAX = 3.4028234663852886e38
 def type_converter(old_type: str, new_type: str) -> Converter | None:
     """Old value → new value for a column whose type changes from ``old_type`` to
     ``new_type`` (NULL stays NULL); None when the values stay as they are."""
-    old, new = parse_type(old_type), parse_type(new_type)
+    old, new = sql_type(old_type), sql_type(new_type)
     if keeps_values(old, new):
         return None
     convert = _converter(old, new)
@@ -941,7 +885,7 @@ def fill_converter(name: str, type_text: str, nullable: bool, default: Default |
     """The value of new column ``name`` in each existing row (the converter ignores its
     argument): its DEFAULT, NULL without one, or for NOT NULL without one MySQL's implicit
     default (0, '', the first ENUM member ...)."""
-    target = parse_type(type_text)
+    target = sql_type(type_text)
     try:
         value = _fill_value(name, target, nullable, default)
     except ValueFault as fault:

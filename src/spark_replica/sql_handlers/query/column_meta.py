@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlglot import expressions as exp
 
 from spark_replica.applier_core.storage import Column, TableDef, TableRef
-from spark_replica.applier_core.storage.ddl_convert import Kind, SqlType, parse_type
+from spark_replica.applier_core.storage.ddl_convert import Kind, SqlType, sql_type
 from spark_replica.sql_handlers.query.interfaces import ResultColumn, TableCatalog
 
 
@@ -217,10 +217,10 @@ _NULLABLE_IN_ENGINE = frozenset({Kind.DATE, Kind.DATETIME, Kind.TIMESTAMP})
 
 
 def _from_table(field: ResultColumn, origin: Origin) -> ColumnMeta:
-    sql_type = parse_type(origin.column.type)
-    described = _describe_type(sql_type, origin.column.type, field)
+    found = sql_type(origin.column.type)
+    described = _describe_type(found, origin.column.type, field)
     flags = described.flags
-    if not origin.column.nullable and sql_type.kind not in _NULLABLE_IN_ENGINE:
+    if not origin.column.nullable and found.kind not in _NULLABLE_IN_ENGINE:
         flags |= Flag.NOT_NULL
     if origin.key:
         flags |= Flag.PRI_KEY | Flag.PART_KEY
