@@ -69,7 +69,6 @@ _SYNONYMS = {
     "double": ("DOUBLE PRECISION", "REAL", "FLOAT8"),
     "char": ("CHARACTER",),
     "varchar": ("CHARACTER VARYING", "CHAR VARYING", "VARCHARACTER"),
-    "binary": ("CHAR BYTE",),
     "mediumtext": ("LONG", "LONG VARCHAR", "LONG CHAR VARYING", "LONG CHARACTER VARYING"),
     "mediumblob": ("LONG VARBINARY",),
     "geomcollection": ("GEOMETRYCOLLECTION",),
