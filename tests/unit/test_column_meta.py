@@ -25,10 +25,16 @@ ITEMS = TableDef(
     primary_key=(0,),
 )  # fmt: skip
 NOTES = TableDef((Column("id", "INT", False), Column("body", "TEXT")), primary_key=(0,))
+FLAGS = TableDef((Column("b", "BOOLEAN"), Column("z", "INT(5) UNSIGNED ZEROFILL"),
+                  Column("bits", "BIT(5)")))  # fmt: skip
 
 
 class _Catalog:
-    definitions = {TableRef("shop", "items"): ITEMS, TableRef("shop", "notes"): NOTES}
+    definitions = {
+        TableRef("shop", "items"): ITEMS,
+        TableRef("shop", "notes"): NOTES,
+        TableRef("shop", "flags"): FLAGS,
+    }
 
     def databases(self) -> list[str]:
         return ["shop"]
@@ -105,6 +111,19 @@ def test_definitions_follow_the_table_columns() -> None:
                    **common),
         ColumnMeta("qty", "LONG", True, 10, 0, Flag.UNSIGNED, org_name="qty", **common),
         ColumnMeta("flag", "TINY", True, 1, 0, org_name="flag", **common),
+    ]  # fmt: skip
+
+
+def test_integer_widths_and_zerofill_follow_the_column_type() -> None:
+    """BOOLEAN is TINYINT(1): width 1, as MySQL sends it (was 4, the text has no digits)."""
+    fields = [_Field("b", "TINY"), _Field("z", "LONG"), _Field("bits", "BIT")]
+    expression = sqlglot.parse_one("SELECT * FROM flags", read="mysql")
+    common = {"schema": "shop", "table": "flags", "org_table": "flags"}
+    assert describe(fields, origins(expression, "shop", _Catalog())) == [
+        ColumnMeta("b", "TINY", True, 1, 0, org_name="b", **common),
+        ColumnMeta("z", "LONG", True, 5, 0, Flag.UNSIGNED | Flag.ZEROFILL, org_name="z",
+                   **common),
+        ColumnMeta("bits", "BIT", True, 5, 0, Flag.UNSIGNED, org_name="bits", **common),
     ]  # fmt: skip
 
 

@@ -191,7 +191,7 @@ def test_every_type_the_ddl_parser_writes_is_described() -> None:
         "tinyint(1)",
         "char(3)",
         "varchar(5)",
-        "int unsigned",  # the parser drops ZEROFILL, MySQL would show int(11) unsigned zerofill
+        "int(11) unsigned zerofill",
         "enum('x','y''z')",
     ]
 

@@ -49,9 +49,9 @@ from spark_replica.applier_core.storage.ddl_convert import (
     ValueFault,
     fill_converter,
     key_prefix_after,
-    parse_type,
     real_text,
     scan_number,
+    sql_type,
     type_converter,
 )
 from spark_replica.applier_core.storage.indexes import IndexSpec, KeyPart
@@ -781,8 +781,8 @@ def test_key_prefix_after_a_type_change() -> None:
 
 
 def test_parse_type_reads_the_catalogs_type_text() -> None:
-    assert parse_type("DECIMAL") == parse_type("DECIMAL(10, 0)")
-    assert parse_type("CHAR") == parse_type("CHAR(1)")
-    assert parse_type("FLOAT(30)") == parse_type("DOUBLE")
-    assert parse_type("TEXT(100)") == parse_type("TEXT")
-    assert parse_type("GEOMETRY") != parse_type("JSON")
+    assert sql_type("DECIMAL") == sql_type("DECIMAL(10, 0)")
+    assert sql_type("CHAR") == sql_type("CHAR(1)")
+    assert sql_type("FLOAT(30)") == sql_type("DOUBLE")
+    assert sql_type("TEXT(100)") == sql_type("TEXT")
+    assert sql_type("GEOMETRY") != sql_type("JSON")

@@ -50,7 +50,7 @@ from spark_replica.applier_core.storage.ddl_convert import (
     fill_converter,
     key_prefix_after,
     needs_copy,
-    parse_type,
+    sql_type,
     type_converter,
 )
 from spark_replica.applier_core.storage.ddl_convert import Default as Default
@@ -1013,9 +1013,7 @@ class _Alteration:
         return any(
             slot.change is not None
             and slot.source is not None
-            and needs_copy(
-                parse_type(self.old.columns[slot.source].type), parse_type(slot.column.type)
-            )
+            and needs_copy(sql_type(self.old.columns[slot.source].type), sql_type(slot.column.type))
             for slot in self.slots
         )
 
@@ -1062,7 +1060,7 @@ def _type_step(old: Column, new: Column, change: ChangeColumn | None) -> Convert
 def _charset_step(column: Column, charset: str | None) -> Converter | None:
     """CONVERT TO CHARACTER SET: text the decoder gave as bytes (a character set it does not
     read) would change; text it gave as ``str`` keeps its characters."""
-    if charset is None or parse_type(column.type).kind not in _TEXT_KINDS:
+    if charset is None or sql_type(column.type).kind not in _TEXT_KINDS:
         return None
     if charset not in _TEXT_CHARSETS:
         return _refuse_values(f"converting text of column '{column.name}' to {charset}")

@@ -88,6 +88,7 @@ from spark_replica.applier_core.storage.ddl_sequence_parser import (
     parse_sequence_statement,
     sequence_table,
 )
+from spark_replica.applier_core.storage.ddl_synonyms import type_synonyms
 from spark_replica.applier_core.storage.indexes import (
     IndexSpec,
     build_index,
@@ -135,7 +136,7 @@ def parse_ddl(
     constraints: Stripped | None = None
     text = statement
     try:
-        tokens = _MYSQL.tokenize(statement)
+        tokens = type_synonyms(_MYSQL.tokenize(statement))
         if tokens and tokens[0].token_type is TokenType.RENAME:
             return _parse_rename(statement, tokens, database)
         constraints = strip_create(statement, tokens, database, defaults.mariadb) or strip_alter(
@@ -143,7 +144,7 @@ def parse_ddl(
         )
         if constraints is not None and constraints.statement != statement:
             text = constraints.statement
-            tokens = _MYSQL.tokenize(text)
+            tokens = type_synonyms(_MYSQL.tokenize(text))
         trees = _MYSQL.parser().parse(tokens, text)
     except (ParseError, TokenError) as error:
         if _partition_clauses(tokens):  # sqlglot reads no partition maintenance
@@ -365,7 +366,7 @@ class _Translator:
         generated: str | None = None
         charset: str | None = None
         collate: str | None = None
-        binary = False
+        binary = zerofill = False
         for constraint in item.args.get("constraints") or ():
             found = constraint.args.get("kind")
             if isinstance(found, exp.NotNullColumnConstraint):
@@ -388,7 +389,10 @@ class _Translator:
                 collate = found.this.name
             elif isinstance(found, exp.BinaryColumnConstraint):
                 binary = True
-        type_text = kind.sql(dialect="mysql")
+            elif isinstance(found, exp.ZeroFillColumnConstraint):
+                zerofill = True
+        # sqlglot keeps ZEROFILL apart from the type; MySQL shows it in the type.
+        type_text = kind.sql(dialect="mysql") + (" ZEROFILL" if zerofill else "")
         collation = ""
         if is_text_type(type_text):
             collation = self.defaults.resolve(charset, collate) or ""

@@ -15,7 +15,7 @@ from spark_replica.applier_core.storage.ddl_convert import (
     Kind,
     ValueFault,
     member_names,
-    parse_type,
+    sql_type,
 )
 from spark_replica.applier_core.storage.interface import Row, TableDef
 
@@ -25,9 +25,9 @@ def name_normalizer(definition: TableDef) -> Callable[[Row], Row] | None:
     table has no ENUM or SET column."""
     converters: list[tuple[int, Callable[[object], str]]] = []
     for index, column in enumerate(definition.columns):
-        sql_type = parse_type(column.type)
-        if sql_type.kind in (Kind.ENUM, Kind.SET):
-            converters.append((index, member_names(sql_type)))
+        found = sql_type(column.type)
+        if found.kind in (Kind.ENUM, Kind.SET):
+            converters.append((index, member_names(found)))
     if not converters:
         return None
 

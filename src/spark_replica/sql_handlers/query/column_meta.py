@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from sqlglot import expressions as exp
 
 from spark_replica.applier_core.storage import Column, TableDef, TableRef
-from spark_replica.applier_core.storage.ddl_convert import Kind, SqlType, parse_type
+from spark_replica.applier_core.storage.column_types import parse_type
+from spark_replica.applier_core.storage.ddl_convert import Kind, SqlType, sql_type
 from spark_replica.sql_handlers.query.interfaces import ResultColumn, TableCatalog
 
 
@@ -217,10 +218,10 @@ _NULLABLE_IN_ENGINE = frozenset({Kind.DATE, Kind.DATETIME, Kind.TIMESTAMP})
 
 
 def _from_table(field: ResultColumn, origin: Origin) -> ColumnMeta:
-    sql_type = parse_type(origin.column.type)
-    described = _describe_type(sql_type, origin.column.type, field)
+    found = sql_type(origin.column.type)
+    described = _describe_type(found, origin.column.type, field)
     flags = described.flags
-    if not origin.column.nullable and sql_type.kind not in _NULLABLE_IN_ENGINE:
+    if not origin.column.nullable and found.kind not in _NULLABLE_IN_ENGINE:
         flags |= Flag.NOT_NULL
     if origin.key:
         flags |= Flag.PRI_KEY | Flag.PART_KEY
@@ -244,10 +245,11 @@ def _describe_type(sql_type: SqlType, text: str, field: ResultColumn) -> ColumnM
     kind, name = sql_type.kind, field.name
     if kind is Kind.INTEGER:
         code, signed_width, unsigned_width = _INTEGERS[sql_type.bits]
-        width = _display_width(text) or (unsigned_width if sql_type.unsigned else signed_width)
+        written = parse_type(text)  # read as ``sql_type`` read it: no error
+        width = written.width or (unsigned_width if sql_type.unsigned else signed_width)
         flags = Flag.UNSIGNED if sql_type.unsigned else Flag(0)
-        if "ZEROFILL" in text.upper():
-            flags |= Flag.ZEROFILL | Flag.UNSIGNED
+        if written.zerofill:
+            flags |= Flag.ZEROFILL
         return ColumnMeta(name, code, True, width, 0, flags)
     if kind is Kind.DECIMAL:
         scale = sql_type.scale
@@ -300,19 +302,8 @@ def _describe_temporal(sql_type: SqlType, text: str, field: ResultColumn) -> Col
     if kind is Kind.YEAR:
         return ColumnMeta(name, "YEAR", True, 4, 0, Flag.UNSIGNED | Flag.ZEROFILL)
     if sql_type.other.startswith("BIT"):
-        return ColumnMeta(name, "BIT", True, _display_width(text) or 1, 0, Flag.UNSIGNED)
+        return ColumnMeta(name, "BIT", True, parse_type(text).length or 1, 0, Flag.UNSIGNED)
     return from_field(field)
-
-
-def _display_width(text: str) -> int:
-    """The display width written in an integer type (``TINYINT(1)``), 0 without one."""
-    start, end = text.find("("), text.find(")")
-    if start < 0 or end < start:
-        return 0
-    try:
-        return int(text[start + 1 : end])
-    except ValueError:
-        return 0
 
 
 #: Lengths MySQL gives computed columns of each type code.

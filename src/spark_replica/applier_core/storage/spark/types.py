@@ -20,8 +20,9 @@ Some values are exact but typed differently, where Spark has no type for them: D
 BIGINT (negative from 2**63), spatial values are MySQL's internal bytes.
 
 The type text is ``Column.type``: sqlglot's MySQL rendering of the column definition
-(``'INT UNSIGNED'``, ``'DECIMAL(10, 2)'``, ``"ENUM('x', 'y')"``); MySQL's synonyms are
-accepted too (``INTEGER``, ``DEC``, ``DOUBLE PRECISION``, ``NCHAR``, ...).
+(``'INT UNSIGNED'``, ``'DECIMAL(10, 2)'``, ``"ENUM('x', 'y')"``), read by
+``column_types.parse_type`` with MySQL's synonyms (``INTEGER``, ``INT8``, ``DEC``, ``DOUBLE
+PRECISION``, ``NCHAR``, ...).
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ from typing import Any
 import pyarrow as pa
 
 from spark_replica.applier_core.binlog.rows import Geometry
+from spark_replica.applier_core.storage.column_types import (
+    BINARIES,
+    REALS,
+    SPATIALS,
+    STRINGS,
+    MySqlType,
+    parse_type,
+)
 from spark_replica.applier_core.storage.interface import Column
 
 Convert = Callable[[object], object]
@@ -213,32 +222,12 @@ def _geometry(value: object) -> object:
 
 _INT = {
     # name: (signed, unsigned) Spark types; the unsigned one holds the whole unsigned range.
-    "TINYINT": ("TINYINT", "SMALLINT"),
-    "SMALLINT": ("SMALLINT", "INT"),
-    "MEDIUMINT": ("INT", "INT"),
-    "INT": ("INT", "BIGINT"),
-    "BIGINT": ("BIGINT", "DECIMAL(20,0)"),
+    "tinyint": ("TINYINT", "SMALLINT"),
+    "smallint": ("SMALLINT", "INT"),
+    "mediumint": ("INT", "INT"),
+    "int": ("INT", "BIGINT"),
+    "bigint": ("BIGINT", "DECIMAL(20,0)"),
 }
-_INT_ALIASES = {
-    "INT1": "TINYINT", "BOOL": "TINYINT", "BOOLEAN": "TINYINT", "INT2": "SMALLINT",
-    "INT3": "MEDIUMINT", "MIDDLEINT": "MEDIUMINT", "INTEGER": "INT", "INT4": "INT",
-    "INT8": "BIGINT",
-}  # fmt: skip
-_DECIMALS = frozenset({"DECIMAL", "DEC", "NUMERIC", "FIXED"})
-_DOUBLES = frozenset({"DOUBLE", "DOUBLE PRECISION", "REAL", "FLOAT8"})
-_TEXTS = frozenset({
-    "CHAR", "CHARACTER", "NCHAR", "NATIONAL CHAR", "NATIONAL CHARACTER", "VARCHAR",
-    "CHARACTER VARYING", "CHAR VARYING", "NVARCHAR", "NATIONAL VARCHAR", "NCHAR VARCHAR",
-    "NATIONAL CHARACTER VARYING", "NATIONAL CHAR VARYING", "VARCHARACTER", "TINYTEXT", "TEXT",
-    "MEDIUMTEXT", "LONGTEXT", "LONG", "LONG VARCHAR",
-})  # fmt: skip
-_BINARIES = frozenset({
-    "BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY",
-})  # fmt: skip
-_GEOMETRIES = frozenset({
-    "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
-    "MULTIPOLYGON", "GEOMETRYCOLLECTION", "GEOMCOLLECTION",
-})  # fmt: skip
 #: Spark's largest DECIMAL precision; MySQL's is 65.
 SPARK_MAX_PRECISION = 38
 
@@ -264,11 +253,7 @@ def spark_type(mysql_type: str) -> SparkType:
     Raises:
         ValueError: the text is not a MySQL type, or its arguments are out of MySQL's range.
     """
-    name, args, unsigned = _parse(mysql_type)
-    try:
-        return _build(mysql_type, name, args, unsigned)
-    except ValueError as exc:
-        raise ValueError(f"MySQL type {mysql_type!r}: {exc}") from None
+    return _build(mysql_type, parse_type(mysql_type))
 
 
 def _plain(
@@ -284,138 +269,55 @@ def _plain(
     return SparkType(mysql, spark_sql, arrow, to_spark, from_spark, direct, zero_as_null)
 
 
-def _text_type(mysql: str) -> SparkType:
-    return _plain(mysql, "STRING", _text, direct=True)
-
-
-def _build(text: str, name: str, args: tuple[int, ...], unsigned: bool) -> SparkType:
-    if name == "SERIAL":  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
-        name, unsigned = "BIGINT", True
-    name = _INT_ALIASES.get(name, name)
+def _build(text: str, mysql: MySqlType) -> SparkType:
+    name = mysql.name
     if name in _INT:
-        _arity(args, 1)
-        spark_sql = _INT[name][1 if unsigned else 0]
+        spark_sql = _INT[name][1 if mysql.unsigned else 0]
         if spark_sql.startswith("DECIMAL"):
             arrow = pa.decimal128(20, 0)
             return SparkType(text, spark_sql, arrow, None, _integer, read_as=pa.uint64())
         return _plain(text, spark_sql)
-    if name in _DECIMALS:
-        return _decimal_type(text, args)
-    if name in ("FLOAT", "FLOAT4"):
-        _arity(args, 2)
-        if len(args) == 1 and args[0] > 24:  # FLOAT(p): a DOUBLE from 25 to 53 bits
-            _check(args[0] <= 53, "FLOAT precision above 53")
-            return _plain(text, "DOUBLE")
-        return _plain(text, "FLOAT")
-    if name in _DOUBLES:
-        _arity(args, 2)
-        return _plain(text, "DOUBLE")
-    if name == "BIT":
-        _arity(args, 1)
-        bits = args[0] if args else 1
-        _check(1 <= bits <= 64, f"BIT({bits})")
-        if bits == 64:
+    if name == "decimal":
+        return _decimal_type(text, mysql)
+    if name in REALS:
+        return _plain(text, name.upper())
+    if name == "bit":
+        if mysql.length == 64:
             return _plain(text, "BIGINT", _bit64_to_spark, _bit64_from_spark)
         return _plain(text, "BIGINT")
-    if name == "YEAR":
-        _arity(args, 1)
+    if name == "year":
         return _plain(text, "SMALLINT")
-    return _temporal_or_string(text, name, args)
+    return _temporal_or_string(text, mysql)
 
 
-def _temporal_or_string(text: str, name: str, args: tuple[int, ...]) -> SparkType:
-    if name == "DATE":
-        _arity(args, 0)
+def _temporal_or_string(text: str, mysql: MySqlType) -> SparkType:
+    name = mysql.name
+    if name == "date":
         return _plain(text, "DATE", _null_if_text, direct=True, zero_as_null=True)
-    if name in ("DATETIME", "TIMESTAMP", "TIME"):
-        _arity(args, 1)
-        fsp = args[0] if args else 0
-        _check(0 <= fsp <= 6, f"fractional seconds precision {fsp}")
-        if name == "TIME":
-            return _plain(text, "STRING", _time_writer(fsp), _time_reader)
-        if name == "DATETIME":
-            return _plain(text, "TIMESTAMP_NTZ", _null_if_text, direct=True, zero_as_null=True)
+    if name == "time":
+        return _plain(text, "STRING", _time_writer(mysql.fsp), _time_reader)
+    if name == "datetime":
+        return _plain(text, "TIMESTAMP_NTZ", _null_if_text, direct=True, zero_as_null=True)
+    if name == "timestamp":
         spark = _plain(text, "TIMESTAMP", _null_if_text, _utc, direct=True, zero_as_null=True)
         return replace(spark, read_as=_ARROW_OF["TIMESTAMP_NTZ"])
-    if name in ("ENUM", "SET", "JSON"):
-        return _text_type(text)
-    if name in _TEXTS:
-        _arity(args, 1)
-        return _text_type(text)
-    if name in _BINARIES:
-        _arity(args, 1)
+    if name in STRINGS or name == "json":
+        return _plain(text, "STRING", _text, direct=True)
+    if name in BINARIES:
         return _plain(text, "BINARY", _binary, direct=True)
-    if name in _GEOMETRIES:
-        _arity(args, 0)
+    if name in SPATIALS:
         return _plain(text, "BINARY", _geometry_bytes, _geometry)
-    if name == "VECTOR":
-        _arity(args, 1)
-        _check(not args or 1 <= args[0] <= 16383, "VECTOR dimension out of range")
+    if name == "vector":
         return SparkType(text, "ARRAY<FLOAT>", pa.list_(pa.float32()), None, None)
-    raise ValueError(f"unknown type {name!r}")
+    raise ValueError(f"MySQL type {text!r}: no Spark type for {name}")
 
 
-def _decimal_type(text: str, args: tuple[int, ...]) -> SparkType:
-    _arity(args, 2)
-    precision = args[0] if args else 10
-    scale = args[1] if len(args) == 2 else 0
-    _check(1 <= precision <= 65, f"DECIMAL precision {precision}")
-    _check(0 <= scale <= min(30, precision), f"DECIMAL scale {scale}")
+def _decimal_type(text: str, mysql: MySqlType) -> SparkType:
+    precision, scale = mysql.precision or 10, mysql.scale or 0
     if precision > SPARK_MAX_PRECISION:
         return _plain(text, "STRING", _decimal_text, _decimal)
     arrow = pa.decimal128(precision, scale)
     return SparkType(text, f"DECIMAL({precision},{scale})", arrow, None, None)
-
-
-def _arity(args: tuple[int, ...], most: int) -> None:
-    _check(len(args) <= most, f"{len(args)} arguments")
-
-
-def _check(condition: bool, what: str) -> None:
-    if not condition:
-        raise ValueError(what)
-
-
-_MODIFIERS = frozenset({"UNSIGNED", "SIGNED", "ZEROFILL"})
-
-
-def _parse(text: str) -> tuple[str, tuple[int, ...], bool]:
-    """(name, numeric arguments, unsigned) of a type text such as ``INT(11) UNSIGNED``."""
-    head, paren, rest = text.strip().partition("(")
-    words = head.upper().split()
-    if words[:1] in (["ENUM"], ["SET"]):  # member names may hold anything: not parsed
-        if len(words) != 1 or not paren:
-            raise ValueError(f"MySQL type {text!r}: {words[0]} without members")
-        return words[0], (), False
-    args: tuple[int, ...] = ()
-    if paren:
-        inner, close, tail = rest.partition(")")
-        try:
-            args = tuple(int(arg) for arg in inner.split(","))
-        except ValueError:
-            raise ValueError(f"MySQL type {text!r}: arguments ({inner})") from None
-        if not close or "(" in tail or ")" in tail:
-            raise ValueError(f"MySQL type {text!r}: unbalanced parentheses")
-        words += tail.upper().split()
-    names: list[str] = []
-    unsigned = modified = False
-    position = 0
-    while position < len(words):
-        word = words[position]
-        if word in _MODIFIERS:
-            unsigned = unsigned or word != "SIGNED"  # ZEROFILL implies UNSIGNED
-            modified = True
-        elif word == "SRID" and position + 1 < len(words) and words[position + 1].isdigit():
-            position += 1  # a spatial column's SRID restricts its values, not their form
-            modified = True
-        elif modified:
-            raise ValueError(f"MySQL type {text!r}: unexpected {word!r}")
-        else:
-            names.append(word)
-        position += 1
-    if not names:
-        raise ValueError(f"MySQL type {text!r}: no type name")
-    return " ".join(names), args, unsigned
 
 
 # -- schemas and tables -----------------------------------------------------------------------
