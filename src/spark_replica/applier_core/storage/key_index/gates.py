@@ -21,9 +21,15 @@ class ReaderGates:
         self._gates: list[threading.Lock] = []
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._holding = False
 
     def mine(self) -> threading.Lock:
-        """The calling thread's gate (registered on first use)."""
+        """The calling thread's gate (registered on first use). While ``all_held`` waits
+        for the gates, a reader waits for it here rather than taking its gate again:
+        Python's locks are not fair, and a busy reader would starve the growth."""
+        if self._holding:
+            with self._lock:
+                pass
         try:
             gate: threading.Lock = self._local.gate
         except AttributeError:
@@ -38,11 +44,15 @@ class ReaderGates:
         """No reader is inside its gate, and none enters, until the block ends. The calling
         thread must not hold its own gate."""
         with self._lock:
+            self._holding = True
             gates = list(self._gates)
-            for gate in gates:
-                gate.acquire()
             try:
-                yield
-            finally:
                 for gate in gates:
-                    gate.release()
+                    gate.acquire()
+                try:
+                    yield
+                finally:
+                    for gate in gates:
+                        gate.release()
+            finally:
+                self._holding = False
