@@ -574,7 +574,11 @@ class LmdbKeyIndex:
                 items.append((prefix + stored_key(raw), keyed_value(raw, row)))
             items.sort()
             if duplicates is None:
-                consumed, added = txn.cursor(db=self._data).putmulti(items, overwrite=False)
+                cursor = txn.cursor(db=self._data)
+                # Past every key already there (rows read in key order): append, which fills
+                # pages instead of splitting them in half.
+                append = not cursor.last() or cursor.key() < items[0][0]
+                consumed, added = cursor.putmulti(items, overwrite=False, append=append)
                 if added != consumed:
                     raise KeyIndexError(f"duplicate keys in the rows loaded into {generation}")
                 return len(rows)
