@@ -95,6 +95,14 @@ def test_a_batch_must_be_the_next_one(index: LmdbKeyIndex) -> None:
     assert index.batch == 1
 
 
+def test_dropping_an_unknown_table_is_no_change(index: LmdbKeyIndex) -> None:
+    """A batch that created and dropped a table may still name it."""
+    index.apply(1, {5: TableChanges(drop=True)})
+    assert index.table_ids() == [] and index.batch == 1
+    index.undo(1)
+    assert index.batch == 0
+
+
 def test_a_failed_batch_changes_nothing(index: LmdbKeyIndex) -> None:
     index.apply(1, writes_for(1))
     before = raw_state(index)

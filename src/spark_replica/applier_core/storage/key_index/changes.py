@@ -14,7 +14,8 @@ KeyOf: TypeAlias = Callable[[Row], Key]
 
 @dataclass(frozen=True, slots=True)
 class TableChanges:
-    """One table's changes in a batch, applied in this order: ``drop`` (the table is gone),
+    """One table's changes in a batch, applied in this order: ``drop`` (the table is gone,
+    if it was there: a table created and dropped within the batch may be named),
     ``replace`` (the table's whole content, creating it: CREATE, TRUNCATE, a rewrite by
     ALTER; ``key_of`` gives a row's key, None for a keyless table), then ``puts`` (keyed
     table: key → row, None deleting) or ``deltas`` (keyless: row → change of its count).

@@ -130,16 +130,23 @@ class LmdbKeyIndex:
         self._write_lock = threading.RLock()
         self._gates = ReaderGates()
         self._closed = False
+        try:
+            self._view = self._open()
+        except BaseException:
+            self._env.close()
+            raise
+
+    def _open(self) -> _View:
         with self._env.begin(write=True) as txn:
             codec = txn.get(_CODEC, db=self._meta)
             if codec is None:
                 txn.put(_CODEC, CODEC_VERSION, db=self._meta)
             elif codec != CODEC_VERSION:
                 raise KeyIndexIncompatible(
-                    f"the key index at {path} was written by codec {codec!r}, this is "
+                    f"the key index at {self.path} was written by codec {codec!r}, this is "
                     f"{CODEC_VERSION!r}"
                 )
-            self._view = self._read_view(txn)
+            return self._read_view(txn)
 
     @staticmethod
     def remove(path: str | Path) -> None:
@@ -476,9 +483,7 @@ class LmdbKeyIndex:
             raw = txn.get(name, db=self._tables)
             txn.put(_UNDO_TABLE + name, _ABSENT if raw is None else raw, db=self._undo)
             table = None if raw is None else TableEntry.parse(raw)
-            if changes.drop:
-                if table is None:
-                    raise KeyIndexError(f"batch {batch} drops table {table_id}, unknown")
+            if changes.drop and table is not None:
                 retired.append(table.generation)
                 table = None
             if changes.replace is not None:
