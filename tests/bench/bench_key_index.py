@@ -11,12 +11,21 @@ per second, the process's RSS growth, and the bytes on disk.
 
 Stores: ``dict`` (today's in-memory baseline), ``sqlite`` (the standard library, WITHOUT
 ROWID table), ``lmdb`` (py-lmdb) and ``rocksdb`` (rocksdict), the last two measured when
-installed (``pip install lmdb rocksdict``). No store forces its writes to disk per
-transaction (LMDB ``sync=False``, SQLite WAL with ``synchronous=NORMAL``, RocksDB's
-default): a key index needs to be durable at the engine's commit point, not at each
-transaction. One store per run of a fresh interpreter is the
+installed (``pip install lmdb rocksdict``), and ``lmdb-index`` (``LmdbKeyIndex``, decision
+0018: the engine's index, codec, undo records and reader gates included). ``lmdb-index``
+sees rows, not bytes: a key ``(id,)`` and a row ``(id, value)`` holding the bytes the other
+stores hold, a transaction's writes kept in an overlay (as the engine keeps them) and
+applied as one batch at its commit; its load is ``rebuild``. ``lmdb-index-sync`` is the
+same with ``sync=True``, the engine's setting (an fsync per batch). No other store forces
+its writes to disk per transaction (LMDB ``sync=False``, SQLite WAL with
+``synchronous=NORMAL``, RocksDB's default): a key index needs to be durable at the engine's
+commit point, not at each transaction. One store per run of a fresh interpreter is the
 fair comparison for RSS; ``--stores`` picks them, and the default runs each in its own
 subprocess.
+
+``--codec`` prints instead the microseconds per encode and decode of a sysbench-shaped row
+(INT id, INT k, CHAR(120) c, CHAR(60) pad) by pickle protocol 5, marshal format 4 and the
+index's codec (which picks marshal for such a row), and of its key.
 
     python tests/bench/bench_key_index.py --rows 2000000
 """
@@ -39,9 +48,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))  # lmdb-index: this tree
 from benchkit import load_average, machine_line  # noqa: E402
 
-STORES = ("dict", "sqlite", "lmdb", "rocksdb")
+STORES = ("dict", "sqlite", "lmdb", "rocksdb", "lmdb-index", "lmdb-index-sync")
 _KEY = struct.Struct(">q")  # big-endian: byte order is key order
 _VALUE = struct.Struct(">iq")  # (file id, row position): where the row lives
 
@@ -160,8 +170,47 @@ class RocksStore:
         pass  # written already (an atomic commit would stage in a WriteBatchWithIndex)
 
 
+class KeyIndexStore:
+    """``LmdbKeyIndex`` behind the byte interface: key ``(id,)``, row ``(id, value)``."""
+
+    sync = False
+
+    def __init__(self, root: Path) -> None:
+        from spark_replica.applier_core.storage.key_index import LmdbKeyIndex, TableChanges
+
+        self.index = LmdbKeyIndex(root / "index.lmdb", sync=self.sync)
+        self.changes = TableChanges
+        self.overlay: dict[tuple[object, ...], tuple[object, ...] | None] = {}
+
+    def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
+        rows = ((_KEY.unpack(key)[0], value) for key, value in pairs)
+        self.index.rebuild(1, rows, lambda row: (row[0],))
+        self.index.set_batch(1)
+
+    def get(self, key: bytes) -> bytes | None:
+        k = (_KEY.unpack(key)[0],)
+        row = self.overlay[k] if k in self.overlay else self.index.get(1, k)
+        return None if row is None else row[1]  # type: ignore[return-value]
+
+    def put(self, key: bytes, value: bytes) -> None:
+        k = _KEY.unpack(key)[0]
+        self.overlay[(k,)] = (k, value)
+
+    def delete(self, key: bytes) -> None:
+        self.overlay[(_KEY.unpack(key)[0],)] = None
+
+    def commit(self) -> None:
+        self.index.apply(self.index.batch + 1, {1: self.changes(puts=self.overlay)})
+        self.overlay = {}
+
+
+class SyncedKeyIndexStore(KeyIndexStore):
+    sync = True
+
+
 _FACTORIES: dict[str, Any] = {"dict": DictStore, "sqlite": SqliteStore, "lmdb": LmdbStore,
-                              "rocksdb": RocksStore}  # fmt: skip
+                              "rocksdb": RocksStore, "lmdb-index": KeyIndexStore,
+                              "lmdb-index-sync": SyncedKeyIndexStore}  # fmt: skip
 
 
 def _rss_bytes() -> int:
@@ -212,8 +261,43 @@ def measure(name: str, rows: int, batches: int, batch: int, seed: int) -> dict[s
         }
 
 
+def codec_figures(repeat: int = 5, number: int = 100_000) -> dict[str, float]:
+    """Best of ``repeat`` runs of ``number`` calls, in microseconds per call."""
+    import marshal
+    import pickle
+    import timeit
+
+    from spark_replica.applier_core.storage.key_index import codec
+
+    row = (4_999_123, 5_001, "83868641912-28773972837-60736120486-75162659906-27563526494-"
+           "20381887404-41576422241-93426793964-56405065102-33518432330",
+           "67847967377-48000963322-62604785301-91415491898-96926520291")  # fmt: skip
+    pickled, marshalled, encoded = (
+        pickle.dumps(row, 5),
+        marshal.dumps(row, 4),
+        codec.encode_row(row),
+    )
+    cases = {
+        "pickle5_encode": lambda: pickle.dumps(row, 5),
+        "pickle5_decode": lambda: pickle.loads(pickled),
+        "marshal4_encode": lambda: marshal.dumps(row, 4),
+        "marshal4_decode": lambda: marshal.loads(marshalled),
+        "codec_encode_row": lambda: codec.encode_row(row),
+        "codec_decode_row": lambda: codec.decode_row(encoded),
+        "codec_encode_key": lambda: codec.encode_key((row[0],)),
+        "codec_key_bytes_row": lambda: codec.key_bytes(row),
+    }
+    figures = {
+        name: round(min(timeit.repeat(case, repeat=repeat, number=number)) / number * 1e6, 3)
+        for name, case in cases.items()
+    }
+    figures["row_bytes"] = len(encoded)
+    return figures
+
+
 def available(name: str) -> bool:
-    module = {"lmdb": "lmdb", "rocksdb": "rocksdict"}.get(name)
+    module = {"lmdb": "lmdb", "rocksdb": "rocksdict", "lmdb-index": "lmdb",
+              "lmdb-index-sync": "lmdb"}.get(name)  # fmt: skip
     if module is None:
         return True
     try:
@@ -231,12 +315,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--stores", default=",".join(STORES))
     parser.add_argument("--json", action="store_true", help="one JSON line per store")
+    parser.add_argument("--codec", action="store_true", help="measure the row codecs only")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     stores = [s for s in args.stores.split(",") if s]
     unknown = [s for s in stores if s not in _FACTORIES]
     if unknown:
         parser.error(f"unknown stores: {', '.join(unknown)}")
+    if args.codec:
+        print(machine_line())
+        print(f"load average: {load_average()}")
+        print(json.dumps(codec_figures()))
+        return 0
     if args.in_process:
         for name in stores:
             print(json.dumps(measure(name, args.rows, args.batches, args.batch, args.seed)))
@@ -248,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in stores:
         if not available(name):
             print(json.dumps({"store": name, "skipped": "not installed"}) if args.json
-                  else f"{name:8} not installed")  # fmt: skip
+                  else f"{name:15} not installed")  # fmt: skip
             continue
         command = [sys.executable, __file__, "--in-process", "--stores", name,
                    "--rows", str(args.rows), "--batches", str(args.batches),
@@ -259,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(figures))
         else:
             print(
-                f"{name:8} load {figures['load_rows_per_s']:>10,} rows/s  "
+                f"{name:15} load {figures['load_rows_per_s']:>10,} rows/s  "
                 f"apply {figures['operations_per_s']:>9,} ops/s  "
                 f"RSS +{figures['rss_growth_mb']:>7} MB  disk {figures['disk_mb']:>7} MB"
             )

@@ -62,6 +62,20 @@ RULES: list[Rule] = [
         "pyspark",
         allowed_under=("spark_replica.applier_core.storage.spark",),
     ),
+    # The key index is a store of rows: it knows neither the engines nor the SQL they parse.
+    *_rules_for(
+        "spark_replica.applier_core.storage.key_index",
+        "spark_replica.applier_core.storage.spark",
+        "spark_replica.applier_core.storage.memory",
+        "spark_replica.applier_core.storage.memory_tables",
+        "sqlglot",
+    ),
+    # lmdb lives only in the key index.
+    Rule(
+        "spark_replica",
+        "lmdb",
+        allowed_under=("spark_replica.applier_core.storage.key_index",),
+    ),
 ]
 
 
@@ -271,6 +285,27 @@ def test_no_forbidden_imports() -> None:
             "spark_replica.applier_core.storage.memory:2 imports pyspark.sql "
             "(forbidden in spark_replica)",
         ),
+        (
+            "spark_replica.applier_core.storage.key_index.lmdb_index",
+            False,
+            "from ..memory_tables import Table\n",
+            "spark_replica.applier_core.storage.key_index.lmdb_index:1 imports "
+            "spark_replica.applier_core.storage.memory_tables "
+            "(forbidden in spark_replica.applier_core.storage.key_index)",
+        ),
+        (
+            "spark_replica.applier_core.storage.key_index.codec",
+            False,
+            "import sqlglot\n",
+            "spark_replica.applier_core.storage.key_index.codec:1 imports sqlglot "
+            "(forbidden in spark_replica.applier_core.storage.key_index)",
+        ),
+        (
+            "spark_replica.applier_core.storage.memory",
+            False,
+            "import lmdb\n",
+            "spark_replica.applier_core.storage.memory:1 imports lmdb (forbidden in spark_replica)",
+        ),
     ],
 )
 def test_checker_reports_a_forbidden_import(
@@ -292,6 +327,11 @@ def test_checker_reports_a_forbidden_import(
         ("spark_replica.applier_core.storage.ddl", "from sqlglot import expressions as exp\n"),
         ("spark_replica.applier_core.storage", "import sqlglot\n"),
         ("spark_replica.applier_core.storage.spark.ddl", "import sqlglot.tokens\n"),
+        ("spark_replica.applier_core.storage.key_index.lmdb_index", "import lmdb\n"),
+        (
+            "spark_replica.applier_core.storage.key_index.codec",
+            "from ..interface import Row\n",
+        ),
     ],
 )
 def test_checker_allows_permitted_imports(module: str, source: str) -> None:

@@ -1,0 +1,93 @@
+"""The index's entries as bytes: a table's catalogue entry, data keys and values.
+
+A data key is the table generation (8 bytes, big-endian) and the key's bytes. Keys longer
+than ``KEY_LIMIT`` (LMDB refuses keys over 511 bytes) are stored as a prefix and a BLAKE2b
+digest, exactly ``KEY_LIMIT`` bytes, which no literal key is; a keyed table's value then
+starts with the whole key, so scans still give keys back. A keyed table's value is the row;
+a keyless table's is the row's count, followed by the exact row when the key encoding
+normalised it or had to be hashed (otherwise the key decodes to the row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from spark_replica.applier_core.storage.interface import Row
+from spark_replica.applier_core.storage.key_index.codec import decode_key, decode_row, encode_row
+
+U64 = struct.Struct(">Q")
+TABLE_ID = struct.Struct(">q")
+_TABLE = struct.Struct(">QBQ")  # generation, keyed, rows
+_LENGTH = struct.Struct(">I")
+#: With the 8-byte generation and the 1-byte undo tag: 489 bytes, under LMDB's 511.
+KEY_LIMIT = 480
+_DIGEST = 16
+_HASHED_PREFIX = KEY_LIMIT - _DIGEST
+
+
+@dataclass(frozen=True, slots=True)
+class TableEntry:
+    """A table's catalogue entry: its generation (as the data key prefix), whether it has
+    a primary key, its row count."""
+
+    prefix: bytes
+    keyed: bool
+    rows: int
+
+    @staticmethod
+    def parse(raw: bytes) -> TableEntry:
+        generation, keyed, rows = _TABLE.unpack(raw)
+        return TableEntry(U64.pack(generation), bool(keyed), rows)
+
+    @property
+    def generation(self) -> int:
+        return int(U64.unpack(self.prefix)[0])
+
+    def pack(self) -> bytes:
+        return _TABLE.pack(self.generation, self.keyed, self.rows)
+
+
+def stored_key(raw: bytes) -> bytes:
+    if len(raw) < KEY_LIMIT:
+        return raw
+    return raw[:_HASHED_PREFIX] + hashlib.blake2b(raw, digest_size=_DIGEST).digest()
+
+
+def keyed_value(raw_key: bytes, row: Row) -> bytes:
+    if len(raw_key) < KEY_LIMIT:
+        return encode_row(row)
+    return _LENGTH.pack(len(raw_key)) + raw_key + encode_row(row)
+
+
+def keyed_row(stored_key: bytes, value: bytes) -> tuple[bytes, Row]:
+    """The key bytes and row of a keyed entry (``stored_key`` without the generation)."""
+    if len(stored_key) < KEY_LIMIT:
+        return stored_key, decode_row(value)
+    (length,) = _LENGTH.unpack_from(value)
+    return value[4 : 4 + length], decode_row(value[4 + length :])
+
+
+def bag_value(count: int, raw: bytes, exact: bool, row: Row, previous: bytes | None) -> bytes:
+    if previous is not None:
+        return U64.pack(count) + previous[8:]
+    if exact and len(raw) < KEY_LIMIT:
+        return U64.pack(count)
+    return U64.pack(count) + encode_row(row)
+
+
+def bag_row(stored_key: bytes, value: bytes) -> tuple[Row, int]:
+    (count,) = U64.unpack_from(value)
+    if len(value) > 8:
+        return decode_row(value[8:]), count
+    return decode_key(stored_key), count
+
+
+def pack_generations(generations: Iterable[int]) -> bytes:
+    return b"".join(U64.pack(g) for g in generations)
+
+
+def unpack_generations(raw: bytes | None) -> list[int]:
+    return [g for (g,) in U64.iter_unpack(raw)] if raw else []
