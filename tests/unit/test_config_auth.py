@@ -93,6 +93,7 @@ def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -
         'master = "spark://10.0.0.9:7077"\n'
         'warehouse = "hdfs://nn/replica"\n'
         "flush_interval = 0.25\nflush_rows = 1000\ncompact_after = 4\nmax_queries = 2\n"
+        'snapshot_retention = 60\ncatalog = "lake"\n'
         "[spark.options]\n"
         '"spark.executor.memory" = "2g"\n'
     )
@@ -101,6 +102,7 @@ def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -
     assert from_file.warehouse == "hdfs://nn/replica"
     assert (from_file.spark.flush_interval, from_file.spark.flush_rows) == (0.25, 1000)
     assert (from_file.spark.compact_after, from_file.spark.max_queries) == (4, 2)
+    assert (from_file.spark.snapshot_retention, from_file.spark.catalog) == (60.0, "lake")
     assert from_file.spark.session_options() == {
         "spark.master": "spark://10.0.0.9:7077",
         "spark.executor.memory": "2g",

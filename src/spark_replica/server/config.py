@@ -23,7 +23,9 @@ TOML::
     warehouse = "./var/warehouse"   # any Hadoop path the cluster shares (hdfs://, s3a://)
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
-    compact_after = 16          # change-log batches per table before compaction
+    compact_after = 16          # flushes per table before compaction
+    snapshot_retention = 300    # seconds of Iceberg snapshots kept for time travel
+    catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
     max_queries = 4             # user queries Spark runs at once
 
     [spark.options]             # any Spark setting
@@ -60,6 +62,8 @@ class SparkConfig:
     flush_interval: float = 0.5
     flush_rows: int = 50_000
     compact_after: int = 16
+    snapshot_retention: float = 300.0
+    catalog: str = "replica"
     max_queries: int = 4
     options: tuple[tuple[str, str], ...] = ()
 
@@ -245,6 +249,8 @@ def _spark(raw: object) -> SparkConfig:
             flush_interval=float(raw.get("flush_interval", defaults.flush_interval)),
             flush_rows=int(raw.get("flush_rows", defaults.flush_rows)),
             compact_after=int(raw.get("compact_after", defaults.compact_after)),
+            snapshot_retention=float(raw.get("snapshot_retention", defaults.snapshot_retention)),
+            catalog=str(raw.get("catalog", defaults.catalog)),
             max_queries=int(raw.get("max_queries", defaults.max_queries)),
             options=tuple((str(k), str(v)) for k, v in options.items()),
         )

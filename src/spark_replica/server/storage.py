@@ -28,7 +28,7 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
     from spark_replica.applier_core.storage.spark.session import get_spark
 
     options = config.spark.session_options()
-    # Spark's own catalog directory (the engine's tables are registered, never created there).
+    # Spark's own catalog directory (the engine's tables are in its Iceberg catalog).
     options.setdefault("spark.sql.warehouse.dir", f"{config.warehouse}/_spark_catalog")
     spark = get_spark(options)
     return SparkEngine(
@@ -38,6 +38,8 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
         flush_interval=config.spark.flush_interval,
         flush_rows=config.spark.flush_rows,
         compact_after=config.spark.compact_after,
+        snapshot_retention=config.spark.snapshot_retention,
+        catalog=config.spark.catalog,
     )
 
 

@@ -353,7 +353,9 @@ def test_ddl_is_replayed_on_the_recorded_state(spark: Any, place: Any) -> None:
 
 
 def test_compaction_bounds_the_files_and_keeps_the_content(spark: Any, place: Any) -> None:
-    engine = start(spark, place, compact_after=3)
+    """Compaction rewrites data and delete files into few and expires the snapshots older
+    than the retention (here none is kept but the current one)."""
+    engine = start(spark, place, compact_after=3, snapshot_retention=0)
     try:
         writer = Writer(engine)
         setup_tables(writer)
@@ -366,6 +368,10 @@ def test_compaction_bounds_the_files_and_keeps_the_content(spark: Any, place: An
         for ref in (T, N):
             assert state.tables[ref].changes < 3
             assert data_files(engine, ref) <= 3
+            history = engine.spark.sql(
+                f"SELECT COUNT(*) FROM {engine.iceberg.sql_name(ref)}.snapshots"
+            ).collect()[0][0]
+            assert history <= 3  # the compaction's own, then one per flush since
         with engine.snapshot() as snapshot:
             view = snapshot.view(N)
             counts = engine.spark.sql(

@@ -38,9 +38,20 @@ class Map:
         self.schema, self.table = ref.schema, ref.table
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def metadata_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The metadata database (and so the Iceberg catalog): a SQLite file by default, a
+    PostgreSQL database in production."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'metadata.db'}"
+    url = request.getfixturevalue("postgres_url")
+    assert isinstance(url, str)
+    return url
+
+
 @pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
+def place(tmp_path: Path, metadata_url: str) -> Iterator[tuple[str, MetadataStore]]:
+    store = open_store(metadata_url)
     yield str(tmp_path / "warehouse"), store
     store.close()
 
@@ -121,13 +132,13 @@ def test_other_readers_read_the_tables_by_name_with_the_engine_content(
 
 
 def test_a_second_engine_on_the_same_metadata_database_is_refused(
-    spark: Any, place: Any, tmp_path: Path
+    spark: Any, place: Any, metadata_url: str
 ) -> None:
     """Two replica processes on one metadata database: the one whose commit point moved
     under it fails its flush (compare and swap) rather than interleave."""
     root, store = place
     first = SparkEngine(spark, root, store, flush_interval=0.05)
-    second_store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
+    second_store = open_store(metadata_url)
     try:
         run(first, 1, lambda s: s.apply_ddl("CREATE DATABASE shop", None))
         first.flush()

@@ -59,6 +59,7 @@ from spark_replica.applier_core.storage.spark.recovery import (
     purge_dropped,
     reconcile,
 )
+from spark_replica.applier_core.storage.spark.session import activate, active
 from spark_replica.applier_core.storage.spark.snapshots import (
     Snapshot,
     SnapshotRegistry,
@@ -80,6 +81,9 @@ DEFAULT_FLUSH_INTERVAL = 0.5
 DEFAULT_FLUSH_ROWS = 50_000
 #: Change-log batches a table gathers before compaction rewrites its base.
 DEFAULT_COMPACT_AFTER = 16
+#: Seconds of snapshots a table keeps for time travel when it is compacted (older ones are
+#: expired, with the files only they read).
+DEFAULT_SNAPSHOT_RETENTION = 300.0
 #: Seconds the flusher waits before trying again after a failed flush.
 RETRY_DELAY = 1.0
 #: The Iceberg catalog's name: in Spark (``spark.table("replica.shop.orders")``) and in the
@@ -107,23 +111,26 @@ class SparkEngine(InMemoryEngine):
         flush_interval: float = DEFAULT_FLUSH_INTERVAL,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         compact_after: int = DEFAULT_COMPACT_AFTER,
+        snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
     ) -> None:
         super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
         self.root = root.rstrip("/")
         self.spark = engine_session(spark, catalog, store.catalog_url(), self.root)
-        self.iceberg = IcebergCatalog(self.spark, catalog, self.root)
         self.flush_interval = flush_interval
         self.flush_rows = flush_rows
         self.compact_after = compact_after
+        self.snapshot_retention = snapshot_retention
         self._store = store
-        state = store.load_spark_state()
-        reconcile(self.iceberg, state)
-        state = migrate(self.spark, self.iceberg, store, state)
-        self._catalog = load_catalog(state)
-        self._tables = {
-            ref: load_table(self.spark, self.iceberg, stored)
-            for ref, stored in state.tables.items()
-        }
+        with active(self.spark):  # recovery and migration commit from the calling thread
+            self.iceberg = IcebergCatalog(self.spark, catalog, self.root)
+            state = store.load_spark_state()
+            reconcile(self.iceberg, state)
+            state = migrate(self.spark, self.iceberg, store, state)
+            self._catalog = load_catalog(state)
+            self._tables = {
+                ref: load_table(self.spark, self.iceberg, stored)
+                for ref, stored in state.tables.items()
+            }
         self._state = state
         self._prepared = state.prepared_xa
         self._gtids = GtidSet.from_intervals(state.gtids)
@@ -294,6 +301,7 @@ class SparkEngine(InMemoryEngine):
     # -- the flusher thread --------------------------------------------------------------------
 
     def _run(self) -> None:
+        activate(self.spark)
         while True:
             with self._cond:
                 commits = self._take()
@@ -534,6 +542,19 @@ class SparkEngine(InMemoryEngine):
             raise
         self._state = after
         self.snapshots.publish(after)
+        self._expire_snapshots(ref, name)
+
+    def _expire_snapshots(self, ref: TableRef, name: str) -> None:
+        """Expire ``ref``'s snapshots older than ``snapshot_retention`` seconds but its
+        current one (the recorded one: this runs between flushes), and delete the files only
+        they read; not while a query reads the tables (it may read an older snapshot)."""
+        if self.snapshots.pinned(self._state.tables[ref].id):
+            return
+        cutoff = time.time() - self.snapshot_retention
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
+        procedure = f"{self.iceberg.name}.system.expire_snapshots"
+        arguments = f"table => '{name}', older_than => TIMESTAMP '{stamp}', retain_last => 1"
+        self.spark.sql(f"CALL {procedure}({arguments})").collect()
 
     def _purge_dropped(self) -> None:
         try:

@@ -22,6 +22,7 @@ from typing import Any
 
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.interface import EngineError, TableRef
+from spark_replica.applier_core.storage.spark.session import activate
 from spark_replica.applier_core.storage.spark.snapshots import Snapshot
 
 #: Queries Spark runs at once; more wait their turn.
@@ -147,6 +148,7 @@ class SparkQueries:
             context = self._spark.sparkContext
 
             def prepare() -> None:
+                activate(self._spark)
                 context.setJobGroup(tag, sql[:200], interruptOnCancel=True)
                 with self._lock:
                     if tag in self._cancelled:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,29 @@ def _quiet_failure_stacks(session: Any) -> None:
         log4j.core.config.Configurator.setLevel(name, log4j.Level.FATAL)
     for name in _QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def activate(session: Any) -> None:
+    """Make ``session`` the active session of the calling thread (its JVM thread: pyspark
+    pins one per Python thread). Iceberg's writers look the session up that way when they
+    commit, and a thread the engine starts has none."""
+    session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+
+
+@contextmanager
+def active(session: Any) -> Iterator[None]:
+    """``session`` active in the calling thread meanwhile; the previous one (or none)
+    afterwards."""
+    jvm = session._jvm.org.apache.spark.sql.SparkSession
+    previous = jvm.getActiveSession()
+    activate(session)
+    try:
+        yield
+    finally:
+        if previous.isDefined():
+            jvm.setActiveSession(previous.get())
+        else:
+            jvm.clearActiveSession()
 
 
 def stop_spark() -> None:
