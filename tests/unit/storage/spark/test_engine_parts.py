@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from spark_replica.applier_core.storage import Column, TableDef, TableRef
+from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.legacy_layout import merged_sql
 from spark_replica.applier_core.storage.spark.queries import query_error
 from spark_replica.applier_core.storage.spark.session import spark_options
-from spark_replica.applier_core.storage.spark.state import LegacyFiles, StoredTable
+from spark_replica.applier_core.storage.spark.state import DurableState, LegacyFiles, StoredTable
 
 KEYED = TableDef((Column("id", "INT", False), Column("name", "VARCHAR(20)")), (0,))
 PREFIXED = TableDef((Column("name", "VARCHAR(20)", False), Column("v", "INT")), (0,), (4,))
@@ -101,3 +102,63 @@ class _SparkError(Exception):
 def test_spark_failures_become_mysql_errors(error: Exception, code: int, message: str) -> None:
     found = query_error(error)
     assert (found.code, found.message) == (code, message)
+
+
+def _ddl_outcome(statements: list[str]) -> tuple[DurableState, DdlOutcome]:
+    from spark_replica.applier_core.storage.ddl import Catalog
+    from spark_replica.applier_core.storage.ddl_parser import parse_ddl
+
+    state = DurableState(frozenset({"d"}), next_table_id=1)
+    operations = []
+    catalog = Catalog(frozenset({"d"}))
+    for statement in statements:
+        for operation in parse_ddl(statement, "d"):
+            catalog = catalog.apply(operation)
+            operations.append(operation)
+    return state, apply_ddl(state, tuple(operations))
+
+
+def test_ddl_on_tables_it_creates_creates_them_once_under_their_final_names() -> None:
+    """A table created, altered and renamed by one DDL transaction is created once, under
+    its final name and definition, after the steps on older tables."""
+    state, outcome = _ddl_outcome(
+        [
+            "CREATE TABLE a (id INT PRIMARY KEY)",
+            "ALTER TABLE a ADD COLUMN v INT",
+            "RENAME TABLE a TO b",
+        ]  # fmt: skip
+    )
+    assert outcome.steps == [] and outcome.created == {1}
+    created = outcome.state.tables[TableRef("d", "b")]
+    assert (created.id, [c.name for c in created.definition.columns]) == (1, ["id", "v"])
+
+
+def test_ddl_on_recorded_tables_takes_catalog_steps_in_order() -> None:
+    """RENAME swaps, TRUNCATE, DROP and ALTER of recorded tables become catalog steps in
+    statement order; ALTER gives the table a new id and drops the old one."""
+    base = {
+        TableRef("d", name): StoredTable(i, TableRef("d", name), KEYED, snapshot=10 + i)
+        for i, name in enumerate(("a", "b", "c"), 1)
+    }
+    state = DurableState(frozenset({"d"}), base, next_table_id=4)
+    from spark_replica.applier_core.storage.ddl_parser import parse_ddl
+
+    operations = tuple(
+        op
+        for text in (
+            "RENAME TABLE a TO x, b TO a, x TO b",
+            "TRUNCATE TABLE c",
+            "ALTER TABLE c ADD COLUMN z INT",
+            "DROP TABLE a",
+        )  # fmt: skip
+        for op in parse_ddl(text, "d")
+    )
+    outcome = apply_ddl(state, operations)
+    steps = [(s.kind, s.table.table, s.table_id, s.to and s.to.table) for s in outcome.steps]
+    assert steps == [
+        ("rename", "a", 1, "x"), ("rename", "b", 2, "a"), ("rename", "x", 1, "b"),
+        ("truncate", "c", 3, None), ("drop", "c", 3, None), ("drop", "a", 2, None),
+    ]  # fmt: skip
+    assert outcome.created == {4} and outcome.touched == {3}
+    tables = {ref.table: t.id for ref, t in outcome.state.tables.items()}
+    assert tables == {"b": 1, "c": 4}
