@@ -4,7 +4,6 @@ SparkSession, checks its results and prints every figure."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +12,6 @@ import pytest
 from tests.helpers.scripts import bench_script
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def pyiceberg_pool() -> Iterator[None]:
-    """pyiceberg's thread pool, shut down when the test ends (it never is otherwise)."""
-    from pyiceberg.utils.concurrent import ExecutorFactory
-
-    yield
-    executor, ExecutorFactory._instance = ExecutorFactory._instance, None
-    if executor is not None:
-        executor.shutdown(wait=True)
 
 
 @pytest.mark.timeout(240)

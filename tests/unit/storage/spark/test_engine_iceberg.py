@@ -38,33 +38,11 @@ class Map:
         self.schema, self.table = ref.schema, ref.table
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def metadata_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The metadata database (and so the Iceberg catalog): a SQLite file by default, a
-    PostgreSQL database in production."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'metadata.db'}"
-    url = request.getfixturevalue("postgres_url")
-    assert isinstance(url, str)
-    return url
-
-
 @pytest.fixture
 def place(tmp_path: Path, metadata_url: str) -> Iterator[tuple[str, MetadataStore]]:
     store = open_store(metadata_url)
     yield str(tmp_path / "warehouse"), store
     store.close()
-
-
-@pytest.fixture
-def pyiceberg_pool() -> Iterator[None]:
-    """pyiceberg reads through one thread pool per process that it never shuts down."""
-    from pyiceberg.utils.concurrent import ExecutorFactory
-
-    yield
-    executor, ExecutorFactory._instance = ExecutorFactory._instance, None
-    if executor is not None:
-        executor.shutdown(wait=True)
 
 
 def run(engine: SparkEngine, gno: int, work: Any) -> None:

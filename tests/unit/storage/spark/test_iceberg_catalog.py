@@ -29,15 +29,6 @@ MERGE_ON_READ = ", ".join(
 )
 
 
-@pytest.fixture(params=["sqlite-file", "postgresql"])
-def metadata_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite-file":
-        return f"sqlite:///{tmp_path / 'metadata.db'}"
-    url = request.getfixturevalue("postgres_url")
-    assert isinstance(url, str)
-    return url
-
-
 @pytest.fixture
 def catalog(spark: Any, metadata_url: str, tmp_path: Path) -> Iterator[str]:
     """A new Iceberg JDBC catalog on ``metadata_url`` in the running session; its name.
@@ -52,18 +43,6 @@ def catalog(spark: Any, metadata_url: str, tmp_path: Path) -> Iterator[str]:
     yield name
     for key in options:
         spark.conf.unset(key)
-
-
-@pytest.fixture
-def pyiceberg_pool() -> Iterator[None]:
-    """pyiceberg reads through one thread pool per process that it never shuts down; the
-    test shuts it down (pyiceberg makes a new one when next needed)."""
-    from pyiceberg.utils.concurrent import ExecutorFactory
-
-    yield
-    executor, ExecutorFactory._instance = ExecutorFactory._instance, None
-    if executor is not None:
-        executor.shutdown(wait=True)
 
 
 def _rows(frame: Any) -> list[tuple[Any, ...]]:
