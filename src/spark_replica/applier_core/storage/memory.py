@@ -22,7 +22,6 @@ row, and ALTER SEQUENCE is a change of that row (``ddl_sequence``).
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
@@ -56,6 +55,7 @@ from spark_replica.applier_core.storage.interface import (
 )
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT, LockManager
 from spark_replica.applier_core.storage.memory_tables import (
+    CommittedTable,
     Stage,
     Table,
     duplicate_key,
@@ -96,7 +96,7 @@ class InMemoryEngine:
         # it), the content of every Table in _tables, _prepared (replaced whole) and _active.
         self._mutex = threading.Lock()
         self._catalog = Catalog()
-        self._tables: dict[TableRef, Table] = {}
+        self._tables: dict[TableRef, CommittedTable] = {}
         self._prepared: Prepared = NO_PREPARED
         self._active: set[TransactionRef] = set()
 
@@ -190,7 +190,15 @@ class InMemoryEngine:
         with self._mutex:
             self._active.discard(trx)
 
-    def _table(self, ref: TableRef) -> Table:
+    def _new_table(self, ref: TableRef, definition: TableDef) -> CommittedTable:
+        """A new, empty table of this engine (CREATE, TRUNCATE, ALTER)."""
+        return Table(ref, definition)
+
+    def _commit_number(self) -> int:
+        """The number of the commit being applied (under the mutex; 0: not counted)."""
+        return 0
+
+    def _table(self, ref: TableRef) -> CommittedTable:
         found = self._tables.get(ref)
         if found is None:
             raise no_such_table(ref)
@@ -208,7 +216,7 @@ class InMemoryEngine:
             catalog, tables = self._catalog, self._tables
             prepared = xa.applied_to(self._prepared)
             if ddl:
-                catalog, tables = run_ddl(ddl, catalog, tables)
+                catalog, tables = run_ddl(ddl, catalog, tables, self._new_table)
             targets = []
             for ref, stage in stages.items():
                 target = tables.get(ref)
@@ -218,8 +226,9 @@ class InMemoryEngine:
                     raise EngineError.of(ErrorCode.TABLE_DEF_CHANGED, table=ref)
                 targets.append((stage, target))
             # Nothing below can fail: the transaction is applied whole or not at all.
+            number = self._commit_number()
             for stage, target in targets:
-                stage.commit_into(target)
+                target.commit(stage, number)
             self._catalog, self._tables, self._prepared = catalog, tables, prepared
             self._active.discard(trx)
             return self._committed(trx, ddl, stages, xa)
@@ -446,14 +455,14 @@ class InMemorySession:
                 self._apply_keyless(trx, stage, [change])
                 continue
             with self._engine._mutex:
-                current = Counter(table.bag)
+                current = table.counts()
             replace_row(current, stage.deltas, hashable(fit(change.after, table.width)))
 
     def _alter_sequence(self, trx: TransactionRef, altered: AlterSequence) -> None:
         stage = self._stages.get(altered.table) or self._stage(altered.table)
         self._engine.locks.acquire(trx, altered.table, SEQUENCE_LOCK)
         with self._engine._mutex:
-            current = Counter(stage.table.bag)
+            current = stage.table.counts()
         row = current_row(current, stage.deltas)
         if row is None:
             raise missing_row(stage.table)
@@ -464,7 +473,7 @@ class InMemorySession:
         table = stage.table
         key_of = table.key_of
         assert key_of is not None
-        width, committed, staged, fresh = table.width, table.rows, stage.changes, stage.fresh
+        width, committed, staged, fresh = table.width, table, stage.changes, stage.fresh
         acquire, ref, strict = self._engine.locks.acquire, table.ref, self._strict
         for kind, before, after in changes:
             if kind is _INSERT:
@@ -524,7 +533,7 @@ class InMemorySession:
         self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]
     ) -> None:
         table = stage.table
-        width, bag, deltas = table.width, table.bag, stage.deltas
+        width, count, deltas = table.width, table.count, stage.deltas
         acquire, ref, strict = self._engine.locks.acquire, table.ref, self._strict
         for kind, before, after in changes:
             if kind is not _INSERT:
@@ -536,7 +545,7 @@ class InMemorySession:
                 else:
                     found = hashable(before)
                     acquire(trx, ref, found)
-                    if bag[found] + deltas.get(found, 0) <= 0:
+                    if count(found) + deltas.get(found, 0) <= 0:
                         found = None
                 if found is None:
                     if strict:
@@ -561,14 +570,14 @@ class InMemorySession:
         assert table.key_of is not None
         while True:
             with self._engine._mutex:
-                rows = [r for k, r in table.rows.items() if k not in staged]
+                rows = [r for k, r in table.items() if k not in staged]
             rows += [r for r in staged.values() if r is not None]
             candidate = next((r for r in rows if matches(image, r)), None)
             if candidate is None:
                 return None
             key = table.key_of(candidate)
             self._engine.locks.acquire(trx, table.ref, key)
-            current = staged[key] if key in staged else table.rows.get(key)
+            current = staged[key] if key in staged else table.get(key)
             if current is not None and matches(image, current):
                 return current
 
@@ -576,11 +585,11 @@ class InMemorySession:
         table, deltas = stage.table, stage.deltas
         while True:
             with self._engine._mutex:
-                counts = Counter(table.bag)
+                counts = table.counts()
             counts.update(deltas)
             candidate = next((r for r, n in counts.items() if n > 0 and matches(image, r)), None)
             if candidate is None:
                 return None
             self._engine.locks.acquire(trx, table.ref, candidate)
-            if table.bag[candidate] + deltas.get(candidate, 0) > 0:
+            if table.count(candidate) + deltas.get(candidate, 0) > 0:
                 return candidate

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from spark_replica.applier_core.binlog.rows import ABSENT, PartialJson, apply_diffs
@@ -47,10 +47,17 @@ from spark_replica.applier_core.storage.objects import (
 )
 
 
-class Table:
-    """A table's committed content. Written only under the engine's mutex."""
+class CommittedTable:
+    """A table's committed content, as the engines read and change it: what the key checks
+    look up, the rare scans, and the commit of a transaction's stage. Written only under
+    the engine's mutex; ``get`` and ``count`` may be called without it by a thread holding
+    the row's lock (no other transaction writes that row meanwhile).
 
-    __slots__ = ("ref", "definition", "width", "key_of", "normalize", "vectors", "rows", "bag")
+    ``Table`` keeps the content in Python dicts (the in-memory engine); the Spark engine's
+    tables keep it in its key index on disk under an overlay of changes not yet flushed
+    (``spark.indexed_tables``)."""
+
+    __slots__ = ("ref", "definition", "width", "key_of", "normalize", "vectors")
 
     def __init__(self, ref: TableRef, definition: TableDef) -> None:
         self.ref = ref
@@ -63,19 +70,121 @@ class Table:
         self.vectors = tuple(
             i for i, c in enumerate(definition.columns) if c.type.upper().startswith("VECTOR")
         )
-        self.rows: dict[Key, Row] = {}
-        self.bag: Counter[Row] = Counter()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, key: Key) -> Row | None:
+        """A keyed table's row with ``key`` (None: none)."""
+        raise NotImplementedError
+
+    def count(self, row: Row) -> int:
+        """How often a keyless table holds ``row`` (a ``hashable`` row)."""
+        raise NotImplementedError
+
+    def items(self) -> list[tuple[Key, Row]]:
+        """A keyed table's keys and rows (a scan: before images without their key)."""
+        raise NotImplementedError
+
+    def counts(self) -> Counter[Row]:
+        """A keyless table's rows and how often it holds each (a scan)."""
+        raise NotImplementedError
+
+    def stored_rows(self) -> Iterable[Row]:
+        """Every row as stored (a keyless row as often as it occurs)."""
+        if self.key_of is not None:
+            return (row for _, row in self.items())
+        return self.counts().elements()
 
     def snapshot(self) -> list[Row]:
-        if self.key_of is not None:
-            return list(self.rows.values())
-        if not self.vectors:
-            return list(self.bag.elements())
+        """Every row (VECTOR values of a keyless table as lists again)."""
+        rows = self.stored_rows()
+        if self.key_of is not None or not self.vectors:
+            return list(rows)
         vectors = self.vectors
         return [
             tuple(list(v) if i in vectors and isinstance(v, tuple) else v for i, v in enumerate(r))
-            for r in self.bag.elements()
+            for r in rows
         ]
+
+    # -- writing (under the engine's mutex) ------------------------------------------------
+
+    def commit(self, stage: Stage, number: int) -> None:
+        """Make ``stage``'s changes committed content; ``number``: the commit's number in
+        an engine that counts them (0 otherwise)."""
+        raise NotImplementedError
+
+    def load(self, rows: Iterable[Row]) -> None:
+        """Fill a new, empty table (ALTER TABLE's copy); a key twice raises 1062."""
+        raise NotImplementedError
+
+    def renamed(self, ref: TableRef) -> CommittedTable:
+        """The same content under another name (RENAME TABLE); ``self`` is not changed."""
+        raise NotImplementedError
+
+
+#: Makes a new, empty table of an engine (CREATE, TRUNCATE and ALTER TABLE).
+NewTable = Callable[[TableRef, TableDef], CommittedTable]
+
+
+class Table(CommittedTable):
+    """Committed content in Python dicts: key → row for a keyed table, row → count for a
+    keyless one."""
+
+    __slots__ = ("rows", "bag")
+
+    def __init__(self, ref: TableRef, definition: TableDef) -> None:
+        super().__init__(ref, definition)
+        self.rows: dict[Key, Row] = {}
+        self.bag: Counter[Row] = Counter()
+
+    def get(self, key: Key) -> Row | None:
+        return self.rows.get(key)
+
+    def count(self, row: Row) -> int:
+        return self.bag.get(row, 0)
+
+    def items(self) -> list[tuple[Key, Row]]:
+        return list(self.rows.items())
+
+    def counts(self) -> Counter[Row]:
+        return Counter(self.bag)
+
+    def stored_rows(self) -> Iterable[Row]:
+        return self.rows.values() if self.key_of is not None else self.bag.elements()
+
+    def commit(self, stage: Stage, number: int) -> None:
+        if self.key_of is not None:
+            rows = self.rows
+            for key, row in stage.changes.items():
+                if row is None:
+                    rows.pop(key, None)
+                else:
+                    rows[key] = row
+            return
+        bag = self.bag
+        for row, delta in stage.deltas.items():
+            count = bag[row] + delta
+            if count > 0:
+                bag[row] = count
+            else:
+                bag.pop(row, None)
+
+    def load(self, rows: Iterable[Row]) -> None:
+        if self.key_of is None:
+            for row in rows:
+                self.bag[hashable(row)] += 1
+            return
+        key_of, found = self.key_of, self.rows
+        for row in rows:
+            key = key_of(row)
+            if key in found:
+                raise duplicate_key(self, key)
+            found[key] = row
+
+    def renamed(self, ref: TableRef) -> Table:
+        new = Table(ref, self.definition)
+        new.rows, new.bag = dict(self.rows), Counter(self.bag)
+        return new
 
 
 class Stage:
@@ -87,30 +196,15 @@ class Stage:
 
     __slots__ = ("table", "changes", "fresh", "deltas", "created", "sequence")
 
-    def __init__(self, table: Table, *, created: bool = False, sequence: bool = False) -> None:
+    def __init__(
+        self, table: CommittedTable, *, created: bool = False, sequence: bool = False
+    ) -> None:
         self.table = table
         self.changes: dict[Key, Row | None] = {}
         self.fresh: set[Key] = set()
         self.deltas: dict[Row, int] = {}
         self.created = created
         self.sequence = sequence
-
-    def commit_into(self, table: Table) -> None:
-        if table.key_of is not None:
-            rows = table.rows
-            for key, row in self.changes.items():
-                if row is None:
-                    rows.pop(key, None)
-                else:
-                    rows[key] = row
-            return
-        bag = table.bag
-        for row, delta in self.deltas.items():
-            count = bag[row] + delta
-            if count > 0:
-                bag[row] = count
-            else:
-                bag.pop(row, None)
 
 
 def _key_function(definition: TableDef) -> Callable[[Row], Key] | None:
@@ -196,7 +290,7 @@ def _value_text(value: object) -> str:
     return str(value)
 
 
-def duplicate_key(table: Table, key: Key) -> EngineError:
+def duplicate_key(table: CommittedTable, key: Key) -> EngineError:
     return EngineError.of(
         ErrorCode.DUP_ENTRY,
         _key_text(key),
@@ -205,7 +299,7 @@ def duplicate_key(table: Table, key: Key) -> EngineError:
     )
 
 
-def missing_row(table: Table) -> EngineError:
+def missing_row(table: CommittedTable) -> EngineError:
     return EngineError.of(
         ErrorCode.KEY_NOT_FOUND, table.ref.table, handler_error=HandlerError.KEY_NOT_FOUND
     )
@@ -213,92 +307,88 @@ def missing_row(table: Table) -> EngineError:
 
 # -- DDL on the data --------------------------------------------------------------------------
 
+Tables = dict[TableRef, CommittedTable]
+
 
 def run_ddl(
-    operations: Sequence[DdlOperation], catalog: Catalog, tables: dict[TableRef, Table]
-) -> tuple[Catalog, dict[TableRef, Table]]:
-    """The catalog and tables after ``operations``; the inputs are left as they were."""
-    tables = dict(tables)
+    operations: Sequence[DdlOperation],
+    catalog: Catalog,
+    tables: Mapping[TableRef, CommittedTable],
+    new_table: NewTable = Table,
+) -> tuple[Catalog, Tables]:
+    """The catalog and tables after ``operations`` (tables they create made by
+    ``new_table``); the inputs are left as they were."""
+    changed = dict(tables)
     for operation in operations:
         catalog = catalog.apply(operation)
-        _change_data(operation, catalog, tables)
-    return catalog, tables
+        _change_data(operation, catalog, changed, new_table)
+    return catalog, changed
 
 
 @functools.singledispatch
-def _change_data(operation: object, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _change_data(operation: object, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     raise TypeError(f"not a DDL operation: {operation!r}")
 
 
 @_change_data.register(CreateDatabase)
 @_change_data.register(AlterDatabase)
-def _(op: CreateDatabase | AlterDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: CreateDatabase | AlterDatabase, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     pass  # a database holds no data of its own
 
 
 @_change_data.register(CreateObject)
 @_change_data.register(DropObject)
 @_change_data.register(AlterObject)
-def _(op: ObjectOperation, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: ObjectOperation, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     pass  # views, triggers, routines and events live in the catalog alone
 
 
 @_change_data.register
-def _(op: AccountOperation, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: AccountOperation, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     pass  # replicated accounts live in the catalog alone
 
 
 @_change_data.register
-def _(op: DropDatabase, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: DropDatabase, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     for ref in [ref for ref in tables if ref.schema == op.name]:
         del tables[ref]
 
 
 @_change_data.register
-def _(op: CreateTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: CreateTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     if op.table not in tables:
-        tables[op.table] = Table(op.table, catalog.definition(op.table))
+        tables[op.table] = new(op.table, catalog.definition(op.table))
 
 
 @_change_data.register
-def _(op: DropTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: DropTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     tables.pop(op.table, None)
 
 
 @_change_data.register
-def _(op: TruncateTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
-    tables[op.table] = Table(op.table, catalog.definition(op.table))
+def _(op: TruncateTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
+    tables[op.table] = new(op.table, catalog.definition(op.table))
 
 
 @_change_data.register
-def _(op: RenameTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
-    old = tables.pop(op.old)
-    new = tables[op.new] = Table(op.new, old.definition)
-    new.rows, new.bag = dict(old.rows), Counter(old.bag)
+def _(op: RenameTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
+    tables[op.new] = tables.pop(op.old).renamed(op.new)
 
 
 @_change_data.register
-def _(op: AlterTable, catalog: Catalog, tables: dict[TableRef, Table]) -> None:
+def _(op: AlterTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
     """The rows converted to the new definition (``AlteredTable.convert_row``) in the order
     MySQL copies them (key order), and re-keyed: a duplicate of the new key fails (1062)."""
     old = tables[op.table]
     altered = alter_columns(op, old.definition)
-    new = tables[op.table] = Table(op.table, altered.definition)
+    table = tables[op.table] = new(op.table, altered.definition)
     rows = _scan_order(old)
     if not altered.keeps_rows:
         rows = [altered.convert_row(row, number) for number, row in enumerate(rows, 1)]
-    if new.key_of is None:
-        for row in rows:
-            new.bag[hashable(row)] += 1
-        return
-    for row in rows:
-        key = new.key_of(row)
-        if key in new.rows:
-            raise duplicate_key(new, key)
-        new.rows[key] = row
+    table.load(rows)
 
 
-def _scan_order(table: Table) -> list[Row]:
+def _scan_order(table: CommittedTable) -> list[Row]:
     """The rows in key order where the keys compare (InnoDB's clustered index order, which
     numbers rows in MySQL's conversion errors), else as stored."""
     rows = table.snapshot()
