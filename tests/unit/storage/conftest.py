@@ -89,13 +89,13 @@ def spark_engine_factory(spark: object, tmp_path: Path) -> Iterator[EngineFactor
 def assert_durable_content(engine: SparkEngine) -> None:
     """Every table as recorded in Spark holds exactly what the engine shows (a closed engine
     has flushed every commit)."""
-    from spark_replica.applier_core.storage.spark.recovery import load_table
+    from spark_replica.applier_core.storage.spark.table_writes import iter_rows
 
     state = engine.durable_state()
     assert sorted(state.tables) == engine.tables()
     for ref, stored in state.tables.items():
-        durable = load_table(engine.spark, engine.iceberg, stored)
-        assert sorted(map(repr, durable.snapshot())) == sorted(map(repr, engine.rows(ref))), ref
+        durable = iter_rows(engine.spark, engine.iceberg, stored)
+        assert sorted(map(repr, durable)) == sorted(map(repr, engine.rows(ref))), ref
 
 
 ENGINE_FIXTURES = [

@@ -188,6 +188,13 @@ class IcebergCatalog:
                                 f"its recorded snapshot {recorded}")  # fmt: skip
         return int(current.snapshotId())
 
+    def records(self, ref: TableRef, snapshot: int) -> int | None:
+        """About how many rows ``ref`` holds at ``snapshot`` (its summary's data records,
+        deleted ones included); None when the summary does not say."""
+        found = self.load(namespace_name(ref.schema), ref.table).snapshot(snapshot)
+        total = None if found is None else found.summary().get("total-records")
+        return int(total) if total is not None and str(total).isdigit() else None
+
     def set_current_snapshot(self, namespace: str, table: str, snapshot: int) -> None:
         self.load(namespace, table).manageSnapshots().setCurrentSnapshot(snapshot).commit()
 

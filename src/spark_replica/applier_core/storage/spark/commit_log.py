@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from spark_replica.applier_core.storage.ddl import DdlOperation
 from spark_replica.applier_core.storage.interface import (
@@ -52,6 +53,10 @@ class Commit:
     rewrites: dict[TableRef, list[Row]] = field(default_factory=dict)
     #: The prepared XA transactions it kept and took (``storage.prepared_xa``).
     xa: XaChanges | None = None
+    #: The engine's table objects it changed (their overlay entries go once it is flushed).
+    targets: tuple[Any, ...] = ()
+    #: With DDL: the engine's table objects by name right after it.
+    tables: dict[TableRef, Any] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:

@@ -1,15 +1,24 @@
 """The Spark storage engine: Iceberg tables with group commit (architecture §5).
 
 Applying works exactly as in the in-memory engine, which this engine extends: row locks, key
-checks against an in-memory copy of every table (its key index, read from the tables at
-start), staged changes made visible at commit, in commit order. Each commit also lands in the
-commit log (``commit_log``). One flusher thread per engine makes them durable in groups:
-every ``flush_interval`` seconds, or sooner when ``flush_rows`` changed rows wait, it commits
-each touched table's net changes to its Iceberg table (``table_writes``: one commit per
-table, the batch number and executed GTID set in the snapshot's summary), then records every
-table's snapshot id and the executed GTID set in one metadata transaction
-(``SparkStateStore``): the commit point. DDL is replayed there too, alone, after everything
-before it is durable (``ddl_state``).
+checks, staged changes made visible at commit, in commit order. The committed content the
+key checks read is the key index on disk (``key_index``: every table's rows by key, as of the
+last commit point) under an in-memory overlay of the commits not yet flushed
+(``indexed_tables``); neither the tables nor the index are read into memory at start. Each
+commit also lands in the commit log (``commit_log``). One flusher thread per engine makes
+them durable in groups: every ``flush_interval`` seconds, or sooner when ``flush_rows``
+changed rows wait, it commits each touched table's net changes to its Iceberg table
+(``table_writes``: one commit per table, the batch number and executed GTID set in the
+snapshot's summary), then records every table's snapshot id and the executed GTID set in one
+metadata transaction (``SparkStateStore``): the commit point. Between the Iceberg commits and
+the commit point the flush applies the same changes to the key index as batch N
+(``LmdbKeyIndex.apply``); after the commit point it drops the overlay entries the index now
+holds. DDL is replayed there too, alone, after everything before it is durable
+(``ddl_state``).
+
+At start the key index is brought to the recorded commit point (``align``: a batch applied
+after it is undone); an index that is missing, of another codec, or further off is rebuilt
+from the Iceberg tables at their recorded snapshots, read in slices (``iter_rows``).
 
 Durability is in the background (``background_durability``): ``commit`` never waits for a
 flush; the applier holds the relay log files of a transaction until ``after_durable`` says its
@@ -27,6 +36,7 @@ last one.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,19 +53,32 @@ from spark_replica.applier_core.storage.ddl import (
     no_such_table,
 )
 from spark_replica.applier_core.storage.group_commit import EngineStats
-from spark_replica.applier_core.storage.interface import ExecMode, Row, TableRef, TransactionRef
+from spark_replica.applier_core.storage.interface import (
+    ExecMode,
+    Row,
+    TableDef,
+    TableRef,
+    TransactionRef,
+)
+from spark_replica.applier_core.storage.key_index import (
+    Difference,
+    KeyIndexIncompatible,
+    KeyIndexOutOfDate,
+    LmdbKeyIndex,
+)
+from spark_replica.applier_core.storage.key_index import TableChanges as IndexChanges
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory import InMemoryEngine
-from spark_replica.applier_core.storage.memory_tables import Stage
+from spark_replica.applier_core.storage.memory_tables import CommittedTable, Stage, hashable
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.commit_log import Commit, TableChanges, collect
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.iceberg import catalog_options
+from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
 from spark_replica.applier_core.storage.spark.migration import migrate
 from spark_replica.applier_core.storage.spark.recovery import (
     load_catalog,
-    load_table,
     purge_dropped,
     reconcile,
 )
@@ -71,7 +94,11 @@ from spark_replica.applier_core.storage.spark.state import (
     SparkStateStore,
     StoredTable,
 )
-from spark_replica.applier_core.storage.spark.table_writes import write_changes, write_rows
+from spark_replica.applier_core.storage.spark.table_writes import (
+    iter_rows,
+    write_changes,
+    write_rows,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -95,9 +122,16 @@ GTIDS_PROPERTY = "replica.gtids"
 _SESSION_PROPERTY = "spark.sql.iceberg.snapshot-property."
 
 
+def default_key_index_path(root: str) -> str:
+    """The key index's directory for the warehouse ``root``: ``key-index`` beside it."""
+    path = root.rstrip("/").removeprefix("file://")
+    return os.path.join(os.path.dirname(path), "key-index")
+
+
 class SparkEngine(InMemoryEngine):
     """Tables in Iceberg (files under ``root``, catalog ``catalog`` in the metadata
-    database), state in ``store``. ``close`` ends it."""
+    database), state in ``store``, the key index in ``key_index`` (a local directory;
+    ``key-index`` beside the warehouse by default). ``close`` ends it."""
 
     def __init__(
         self,
@@ -112,6 +146,7 @@ class SparkEngine(InMemoryEngine):
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         compact_after: int = DEFAULT_COMPACT_AFTER,
         snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
+        key_index: str | None = None,
     ) -> None:
         super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
         self.root = root.rstrip("/")
@@ -127,8 +162,10 @@ class SparkEngine(InMemoryEngine):
             reconcile(self.iceberg, state)
             state = migrate(self.spark, self.iceberg, store, state)
             self._catalog = load_catalog(state)
+            self.key_index_path = key_index or default_key_index_path(self.root)
+            self.index = self._open_key_index(state)
             self._tables = {
-                ref: load_table(self.spark, self.iceberg, stored)
+                ref: IndexedTable(ref, stored.definition, Content(self.index, stored.id))
                 for ref, stored in state.tables.items()
             }
         self._state = state
@@ -165,6 +202,55 @@ class SparkEngine(InMemoryEngine):
             f"SparkEngine({self.root!r}, {self.iceberg.name!r}, tables={len(self._tables)}, batch="
             f"{self._state.last_batch}, {self.stats()})"
         )
+
+    # -- the key index -------------------------------------------------------------------------
+
+    def _open_key_index(self, state: DurableState) -> LmdbKeyIndex:
+        """The key index at the recorded commit point: as found, one batch undone, or
+        rebuilt from the tables."""
+        path = self.key_index_path
+        try:
+            index = LmdbKeyIndex(path)
+        except KeyIndexIncompatible as error:
+            logger.warning("the key index is rebuilt: %s", error)
+            LmdbKeyIndex.remove(path)
+            index = LmdbKeyIndex(path)
+        try:
+            try:
+                index.align(state.last_batch)
+            except KeyIndexOutOfDate as error:
+                logger.warning("the key index is rebuilt: %s", error)
+            else:
+                if set(index.table_ids()) == {t.id for t in state.tables.values()}:
+                    return index
+                logger.warning("the key index does not hold the recorded tables: rebuilt")
+            rebuild_key_index(self.spark, self.iceberg, index, state)
+        except BaseException:
+            index.close()
+            raise
+        return index
+
+    def check_index(self, *, limit: int = 1000) -> dict[TableRef, list[Difference]]:
+        """Compare every table at its last commit point with the key index (flushing
+        first); the tables that differ, with their differences. Call it while nothing
+        commits (a flush meanwhile may show as differences)."""
+        self.flush()
+        state = self._state
+        found: dict[TableRef, list[Difference]] = {}
+        with active(self.spark):
+            for ref, stored in state.tables.items():
+                key_of = IndexedTable(ref, stored.definition, Content(self.index, None)).key_of
+                rows = _index_rows(iter_rows(self.spark, self.iceberg, stored), key_of)
+                differences = self.index.verify(stored.id, rows, key_of, limit=limit)
+                if differences:
+                    found[ref] = differences
+        return found
+
+    def _new_table(self, ref: TableRef, definition: TableDef) -> CommittedTable:
+        return IndexedTable(ref, definition, Content(self.index, None))
+
+    def _commit_number(self) -> int:
+        return self._commits + 1
 
     # -- the storage-engine interface ----------------------------------------------------------
 
@@ -240,9 +326,13 @@ class SparkEngine(InMemoryEngine):
             if stage.changes or stage.deltas
         )
         rewrites = self._rewrites(ddl) if ddl else {}
+        targets = tuple({id(t): t for t in map(self._tables.__getitem__, stages)}.values())
+        tables = dict(self._tables) if ddl else {}
         with self._cond:
             self._commits += 1
-            commit = Commit(self._commits, trx, changes, tuple(ddl), rewrites, xa or None)
+            commit = Commit(
+                self._commits, trx, changes, tuple(ddl), rewrites, xa or None, targets, tables
+            )
             self._log.append(commit)
             self._log_rows += commit.rows
             if self._log_rows >= self.flush_rows or len(self._log) == 1:
@@ -264,6 +354,19 @@ class SparkEngine(InMemoryEngine):
             if table is not None:
                 rewrites[ref] = table.snapshot()
         return rewrites
+
+    def rows(self, table: TableRef) -> list[Row]:
+        """The table's rows; once the engine is closed, as its key index holds them at the
+        last commit point (everything committed is flushed then)."""
+        with self._cond:
+            closed = self._closed
+        if not closed:
+            return super().rows(table)
+        stored = self._state.tables.get(table)
+        if stored is None:
+            raise no_such_table(table)
+        with LmdbKeyIndex(self.key_index_path) as index:
+            return IndexedTable(table, stored.definition, Content(index, stored.id)).snapshot()
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -297,6 +400,7 @@ class SparkEngine(InMemoryEngine):
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+        self.index.close()
 
     # -- the flusher thread --------------------------------------------------------------------
 
@@ -376,7 +480,18 @@ class SparkEngine(InMemoryEngine):
         gtids = self._gtids_after(commits)
         with self._commit_properties(batch, gtids):
             tables = self._write_changes(commits, state.tables)
+        writes: dict[int, IndexChanges] = {}
+        for ref, pending in collect(commits).items():
+            stored = state.tables.get(ref)
+            if stored is not None:
+                writes[stored.id] = IndexChanges(puts=pending.keyed, deltas=pending.deltas)
+        self.index.apply(batch, writes)
         self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
+        last = commits[-1].number
+        with self._mutex:
+            for table in {id(t): t for c in commits for t in c.targets}.values():
+                if isinstance(table, IndexedTable):
+                    table.content.drain(last)
 
     def _write_changes(
         self, commits: Sequence[Commit], tables: Mapping[TableRef, StoredTable]
@@ -400,10 +515,48 @@ class SparkEngine(InMemoryEngine):
             after = self._run_ddl(outcome, commit.rewrites)
             # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged so).
             tables = self._write_changes([commit], after.tables)
+        based = self._index_ddl(batch, commit, outcome, after)
         self._record([commit], after.with_tables(tables, last_batch=batch), gtids)
+        with self._mutex:
+            for table_id, table in based:
+                table.content.rebase(table_id, commit.number)
         if any(step.kind == "drop" for step in outcome.steps):
             self._dropped_waiting = True
         self._dropped_databases |= outcome.dropped_databases
+
+    def _index_ddl(
+        self, batch: int, commit: Commit, outcome: DdlOutcome, after: DurableState
+    ) -> list[tuple[int, IndexedTable]]:
+        """Apply a DDL commit to the key index as ``batch``: tables dropped, and created,
+        truncated or rewritten ones replaced (with the rows the commit staged in them);
+        the tables to rebase on the index once the commit point is recorded."""
+        writes: dict[int, IndexChanges] = {}
+        for step in outcome.steps:
+            if step.kind == "drop":
+                writes[step.table_id] = IndexChanges(drop=True)
+        based: list[tuple[int, IndexedTable]] = []
+        pending = collect([commit])
+        for ref, stored in after.tables.items():
+            created = stored.id in outcome.created
+            if not created and stored.id not in outcome.touched:
+                continue
+            table = commit.tables.get(ref)
+            if not isinstance(table, IndexedTable):
+                continue
+            rows = commit.rewrites.get(ref, []) if created else []
+            if table.key_of is None:
+                rows = [hashable(row) for row in rows]
+            changes = pending.get(ref)
+            writes[stored.id] = IndexChanges(
+                puts=changes.keyed if changes else {},
+                deltas=changes.deltas if changes else {},
+                replace=rows,
+                key_of=table.key_of,
+                drop=stored.id in writes,
+            )
+            based.append((stored.id, table))
+        self.index.apply(batch, writes)
+        return based
 
     def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, list[Row]]) -> DurableState:
         """Run ``outcome``'s catalog steps and create its tables; the state with their
@@ -489,9 +642,20 @@ class SparkEngine(InMemoryEngine):
             except Exception:
                 landed = False
             if not landed:
+                self._undo_index(after.last_batch)
                 raise
             logger.warning("the commit point of batch %d was recorded despite an error",
                            after.last_batch)  # fmt: skip
+
+    def _undo_index(self, batch: int) -> None:
+        """The commit point of ``batch`` was not recorded: take the batch out of the key
+        index again (a restart would)."""
+        if self.index.batch != batch:
+            return
+        try:
+            self.index.undo(batch)
+        except Exception:
+            logger.exception("could not undo batch %d in the key index; a restart will", batch)
 
     def _undo_unrecorded(self) -> None:
         """After a failed flush: put the catalog back to the recorded state (Iceberg
@@ -535,6 +699,7 @@ class SparkEngine(InMemoryEngine):
         tables = dict(state.tables)
         tables[ref] = compacted
         after = state.with_tables(tables, last_batch=state.last_batch + 1)
+        self.index.apply(after.last_batch, {})  # the index counts every commit point
         try:
             self._commit_point(after)
         except Exception:
@@ -565,6 +730,28 @@ class SparkEngine(InMemoryEngine):
             self._dropped_databases.clear()
         except Exception:
             logger.warning("could not purge dropped tables; tried again later", exc_info=True)
+
+
+def rebuild_key_index(
+    spark: Any, catalog: IcebergCatalog, index: LmdbKeyIndex, state: DurableState
+) -> None:
+    """Fill ``index`` with every table of ``state`` at its recorded snapshot, read in
+    slices (never a whole table in memory), and name the recorded batch."""
+    recorded = {t.id for t in state.tables.values()}
+    for table_id in index.table_ids():
+        if table_id not in recorded:
+            index.drop_table(table_id)
+    for ref, stored in state.tables.items():
+        key_of = IndexedTable(ref, stored.definition, Content(index, None)).key_of
+        rows = _index_rows(iter_rows(spark, catalog, stored), key_of)
+        index.rebuild(stored.id, rows, key_of)
+        logger.info("key index: rebuilt %s (%d rows)", ref, index.size(stored.id))
+    index.set_batch(state.last_batch)
+
+
+def _index_rows(rows: Iterator[Row], key_of: object) -> Iterator[Row]:
+    """A table's rows as the index keeps them (a keyless table's ``hashable``)."""
+    return rows if key_of is not None else map(hashable, rows)
 
 
 def engine_session(spark: Any, catalog: str, metadata_url: str, root: str) -> Any:

@@ -16,7 +16,7 @@ the session (the batch, the GTID set) land in the commit's summary:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -220,3 +220,24 @@ def read_rows(spark: Any, catalog: IcebergCatalog, table: StoredTable) -> list[R
         f"SELECT * FROM {catalog.sql_name(table.ref)} VERSION AS OF {table.snapshot}"
     ).toArrow()
     return from_arrow_rows(table.definition.columns, arrow)
+
+
+#: Rows read from Spark at once when a table is read whole (rebuilding the key index).
+SLICE_ROWS = 500_000
+
+
+def iter_rows(
+    spark: Any, catalog: IcebergCatalog, table: StoredTable, slice_rows: int = SLICE_ROWS
+) -> Iterator[Row]:
+    """Every row of ``table`` at its recorded snapshot, read in slices of about
+    ``slice_rows`` rows (by a hash of the whole row), so a big table never sits whole in
+    memory; each slice is one scan of the table."""
+    source = f"{catalog.sql_name(table.ref)} VERSION AS OF {table.snapshot}"
+    total = catalog.records(table.ref, table.snapshot)
+    if total is None:
+        total = int(spark.sql(f"SELECT count(*) FROM {source}").collect()[0][0])
+    slices = max(1, -(-total // max(1, slice_rows)))
+    for number in range(slices):
+        where = f" WHERE pmod(hash(*), {slices}) = {number}" if slices > 1 else ""
+        arrow = spark.sql(f"SELECT * FROM {source}{where}").toArrow()
+        yield from from_arrow_rows(table.definition.columns, arrow)

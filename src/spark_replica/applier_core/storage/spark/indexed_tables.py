@@ -1,0 +1,144 @@
+"""The Spark engine's tables: committed content in the key index on disk (``key_index``)
+under an in-memory overlay of the changes committed but not yet flushed (decision 0018).
+
+A table's ``Content`` (shared by the names a RENAME gives it) holds:
+
+* ``table_id``: the engine's table id whose rows the key index holds at the last commit
+  point (None: not in the index yet, the table was created, truncated or rewritten by DDL
+  that is not flushed: the overlay then holds the whole content, ``complete``);
+* ``entries``: the overlay. Keyed table: key → (commit number, row or None for a delete);
+  keyless table: row → (commit number, the row's count after that commit, 0 included).
+
+Lookups read the overlay, then the index. A flush applies the net changes of its commits to
+the index (``LmdbKeyIndex.apply``) before its commit point; after it, ``drain`` drops the
+overlay entries the flushed commits wrote that no later commit overwrote (commit number ≤
+the last flushed one). A reader that holds a row's lock and finds no overlay entry reads the
+index, which already holds the value: an entry is removed only after the index has it, and
+nobody else writes that row meanwhile. ``rebase`` (after a flushed DDL) names the index
+table id first, then clears ``complete``, then drains, so a reader never misses both.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from spark_replica.applier_core.storage.interface import Key, Row, TableDef, TableRef
+from spark_replica.applier_core.storage.key_index import LmdbKeyIndex
+from spark_replica.applier_core.storage.memory_tables import (
+    CommittedTable,
+    Stage,
+    duplicate_key,
+    hashable,
+)
+
+
+class Content:
+    """A table's overlay and the index table it lies over (see the module)."""
+
+    __slots__ = ("index", "table_id", "complete", "entries")
+
+    def __init__(self, index: LmdbKeyIndex, table_id: int | None) -> None:
+        self.index = index
+        self.table_id = table_id
+        self.complete = table_id is None
+        self.entries: dict[Any, tuple[int, Any]] = {}
+
+    def drain(self, number: int) -> None:
+        """Drop the entries of commits up to ``number`` (flushed: the index holds them).
+        Under the engine's mutex."""
+        if self.complete:
+            return
+        entries = self.entries
+        for item in [k for k, (tag, _) in entries.items() if tag <= number]:
+            del entries[item]
+
+    def rebase(self, table_id: int, number: int) -> None:
+        """The index holds the table under ``table_id`` as of commit ``number`` (its DDL
+        is flushed). Under the engine's mutex."""
+        self.table_id = table_id
+        self.complete = False
+        self.drain(number)
+
+
+class IndexedTable(CommittedTable):
+    """A Spark-engine table: ``content`` (overlay over the key index)."""
+
+    __slots__ = ("content",)
+
+    def __init__(self, ref: TableRef, definition: TableDef, content: Content) -> None:
+        super().__init__(ref, definition)
+        self.content = content
+
+    def get(self, key: Key) -> Row | None:
+        content = self.content
+        entry = content.entries.get(key)
+        if entry is not None:
+            return entry[1]
+        table_id = content.table_id
+        if content.complete or table_id is None:
+            return None
+        return content.index.get(table_id, key)
+
+    def count(self, row: Row) -> int:
+        content = self.content
+        entry = content.entries.get(row)
+        if entry is not None:
+            return entry[1]
+        table_id = content.table_id
+        if content.complete or table_id is None:
+            return 0
+        return content.index.count(table_id, row)
+
+    def items(self) -> list[tuple[Key, Row]]:
+        content = self.content
+        entries = content.entries
+        found: list[tuple[Key, Row]] = []
+        if not content.complete and content.table_id is not None:
+            found = [(k, r) for k, r in content.index.keyed_items(content.table_id)
+                     if k not in entries]  # fmt: skip
+        found += [(k, r) for k, (_, r) in entries.items() if r is not None]
+        return found
+
+    def counts(self) -> Counter[Row]:
+        content = self.content
+        counts: Counter[Row] = Counter()
+        if not content.complete and content.table_id is not None:
+            for row, count in content.index.bag_items(content.table_id):
+                counts[hashable(row)] = count
+        for row, (_, count) in content.entries.items():
+            if count:
+                counts[row] = count
+            else:
+                counts.pop(row, None)
+        return counts
+
+    def commit(self, stage: Stage, number: int) -> None:
+        entries = self.content.entries
+        if self.key_of is not None:
+            for key, row in stage.changes.items():
+                entries[key] = (number, row)
+            return
+        for row, delta in stage.deltas.items():
+            entries[row] = (number, max(self.count(row) + delta, 0))
+
+    def load(self, rows: Iterable[Row]) -> None:
+        """Fill a new table (its overlay holds the whole content until its DDL is
+        flushed)."""
+        entries = self.content.entries
+        key_of = self.key_of
+        if key_of is None:
+            for row in rows:
+                row = hashable(row)
+                entry = entries.get(row)
+                entries[row] = (0, 1 if entry is None else entry[1] + 1)
+            return
+        for row in rows:
+            key = key_of(row)
+            if key in entries:
+                raise duplicate_key(self, key)
+            entries[key] = (0, row)
+
+    def renamed(self, ref: TableRef) -> IndexedTable:
+        return IndexedTable(ref, self.definition, self.content)
