@@ -1,0 +1,132 @@
+"""The Spark engine's key index on disk: a restart reads no table, an index a batch ahead is
+undone, a missing or damaged one is rebuilt from the tables, ``check_index`` compares them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_replica.applier_core.storage import EngineError, RowChange, TableRef
+from spark_replica.applier_core.storage.key_index import LmdbKeyIndex, TableChanges
+from spark_replica.applier_core.storage.spark import engine as engine_module
+from spark_replica.applier_core.storage.spark.engine import SparkEngine
+from spark_replica.applier_core.storage.spark.table_writes import iter_rows
+from spark_replica.metadata.factory import open_store
+from spark_replica.metadata.store import MetadataStore
+from tests.unit.storage.spark.test_engine_durability import N, T, Writer, setup_tables
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
+    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
+    yield str(tmp_path / "warehouse"), store
+    store.close()
+
+
+def start(spark: Any, place: tuple[str, Any]) -> SparkEngine:
+    root, store = place
+    return SparkEngine(spark, root, store, flush_interval=0.05)
+
+
+def filled(spark: Any, place: Any) -> int:
+    """An engine's tables filled, flushed and closed; the number of its last GTID."""
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(20)])
+    writer.rows(N, [RowChange.insert((1, "x")), RowChange.insert((1, "x"))])
+    engine.flush()
+    engine.close()
+    assert engine.key_index_path == str(Path(place[0]).parent / "key-index")
+    return writer.gno
+
+
+def code_of(writer: Writer, table: TableRef, change: RowChange) -> int:
+    with pytest.raises(EngineError) as caught:
+        writer.rows(table, [change])
+    return caught.value.code
+
+
+def fail(*args: Any) -> Any:
+    raise AssertionError("the tables were read")
+
+
+def test_a_restart_reads_no_table(spark: Any, place: Any, monkeypatch: Any) -> None:
+    gno = filled(spark, place)
+    monkeypatch.setattr(engine_module, "iter_rows", fail)
+    monkeypatch.setattr(engine_module, "rebuild_key_index", fail)
+    again = start(spark, place)
+    try:
+        writer = Writer(again, gno + 1)
+        assert code_of(writer, T, RowChange.insert((5, "dup"))) == 1062
+        assert code_of(writer, T, RowChange.delete((99, "none"))) == 1032
+        assert code_of(writer, N, RowChange.delete((2, "y"))) == 1032
+        writer.rows(T, [RowChange.update((5, "v5"), (5, "five"))])
+        writer.rows(N, [RowChange.delete((1, "x"))])
+        again.flush()
+        assert dict(again.rows(T))[5] == "five"  # type: ignore[arg-type]
+        assert again.rows(N) == [(1, "x")]
+    finally:
+        again.close()
+
+
+def test_an_index_a_batch_ahead_is_undone_at_start(spark: Any, place: Any) -> None:
+    gno = filled(spark, place)
+    engine = start(spark, place)
+    state = engine.durable_state()
+    table_id = state.tables[T].id
+    path = engine.key_index_path
+    engine.close()
+    with LmdbKeyIndex(path) as index:  # a flush that crashed before its commit point
+        index.apply(state.last_batch + 1, {table_id: TableChanges(puts={(500,): (500, "x")})})
+    again = start(spark, place)
+    try:
+        assert again.index.batch == state.last_batch
+        Writer(again, gno + 1).rows(T, [RowChange.insert((500, "new"))])  # not a duplicate
+        assert again.check_index() == {}
+    finally:
+        again.close()
+
+
+def test_a_missing_index_is_rebuilt_and_a_damaged_one_is_found(spark: Any, place: Any) -> None:
+    gno = filled(spark, place)
+    engine = start(spark, place)
+    path, state = engine.key_index_path, engine.durable_state()
+    engine.close()
+    LmdbKeyIndex.remove(path)
+    again = start(spark, place)
+    try:
+        assert again.index.batch == state.last_batch
+        assert code_of(Writer(again, gno + 1), T, RowChange.insert((5, "dup"))) == 1062
+        assert sorted(again.rows(N)) == [(1, "x"), (1, "x")]
+        assert again.check_index() == {}
+    finally:
+        again.close()
+    with LmdbKeyIndex(path) as index:  # damaged: a row the table lacks, at the same batch
+        batch = index.batch
+        rows = [(i, f"v{i}") for i in range(20)] + [(77, "ghost")]
+        index.rebuild(state.tables[T].id, rows, lambda row: row[:1])
+        index.set_batch(batch)
+    damaged = start(spark, place)
+    try:
+        found = damaged.check_index()
+        assert list(found) == [T]
+        assert [(d.kind, d.key) for d in found[T]] == [("extra", (77,))]
+    finally:
+        damaged.close()
+
+
+def test_a_table_is_read_in_slices(spark: Any, place: Any) -> None:
+    filled(spark, place)
+    engine = start(spark, place)
+    try:
+        stored = engine.durable_state().tables[T]
+        rows = list(iter_rows(engine.spark, engine.iceberg, stored, slice_rows=6))
+        assert sorted(rows) == [(i, f"v{i}") for i in range(20)]  # type: ignore[type-var]
+    finally:
+        engine.close()
