@@ -280,6 +280,7 @@ def test_a_failed_commit_point_keeps_the_commits_and_a_restart_drops_the_batch(
     store.gate.clear()  # the next attempt stops at its commit point: the process "dies" there
     assert store.reached.wait(WAIT)
     assert engine.iceberg.current_snapshot(T) != recorded.tables[T].snapshot
+    engine.index.close()  # the process is gone: so is its hold on the key index
 
     again = start(spark, place)
     try:

@@ -120,7 +120,10 @@ def test_a_second_engine_on_the_same_metadata_database_is_refused(
     try:
         run(first, 1, lambda s: s.apply_ddl("CREATE DATABASE shop", None))
         first.flush()
-        second = SparkEngine(spark, root, second_store, flush_interval=0.05)
+        # Another process (on another machine: a key index of its own).
+        second = SparkEngine(
+            spark, root, second_store, flush_interval=0.05, key_index=f"{root}-second-index"
+        )
         try:
             run(second, 2, lambda s: s.apply_ddl("CREATE DATABASE other", None))
             second.flush()
