@@ -129,6 +129,12 @@ class ServerConfig:
         return self.spark.warehouse or str(self.data_dir.resolve() / "warehouse")
 
     @property
+    def key_index(self) -> str:
+        """Where the Spark engine keeps its key index (a local directory, whatever the
+        warehouse's file system): ``<data_dir>/key-index``."""
+        return str(self.data_dir.resolve() / "key-index")
+
+    @property
     def effective_metadata_url(self) -> str:
         """The metadata URL; a SQLite file in the data directory by default."""
         return self.metadata_url or f"sqlite:///{self.data_dir.resolve() / 'metadata.db'}"

@@ -40,6 +40,7 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
         compact_after=config.spark.compact_after,
         snapshot_retention=config.spark.snapshot_retention,
         catalog=config.spark.catalog,
+        key_index=config.key_index,
     )
 
 
