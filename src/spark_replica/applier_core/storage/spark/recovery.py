@@ -13,8 +13,8 @@ table carries its engine id (``catalog.TABLE_ID``), so the catalog is put back b
    reached its commit point) is set back to the recorded snapshot;
 4. namespaces of recorded databases exist; empty ones of no recorded database go.
 
-Then every table's rows at its recorded snapshot are read into the in-memory key index the
-apply phase checks keys against.
+The tables are not read: the engine's key index (``key_index``, on disk) is brought to the
+recorded commit point instead, and rebuilt from the tables only when it cannot be.
 """
 
 from __future__ import annotations
@@ -25,15 +25,13 @@ from typing import Any
 
 from spark_replica.applier_core.storage.ddl import Catalog
 from spark_replica.applier_core.storage.interface import TableRef
-from spark_replica.applier_core.storage.memory_tables import Table, hashable
 from spark_replica.applier_core.storage.spark.catalog import (
     DROPPED,
     IcebergCatalog,
     database_name,
     namespace_name,
 )
-from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
-from spark_replica.applier_core.storage.spark.table_writes import read_rows
+from spark_replica.applier_core.storage.spark.state import DurableState
 
 logger = logging.getLogger(__name__)
 
@@ -127,17 +125,3 @@ def load_catalog(state: DurableState) -> Catalog:
         state.accounts,
         state.collations,
     )
-
-
-def load_table(spark: Any, catalog: IcebergCatalog, stored: StoredTable) -> Table:
-    """The table's rows at its recorded snapshot, as the in-memory engine keeps them (the
-    key index the apply phase checks)."""
-    table = Table(stored.ref, stored.definition)
-    rows = read_rows(spark, catalog, stored)
-    if table.key_of is not None:
-        key_of = table.key_of
-        table.rows = {key_of(row): row for row in rows}
-    else:
-        for row in rows:
-            table.bag[hashable(row)] += 1
-    return table

@@ -214,14 +214,6 @@ def write_rows(
     _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
 
 
-def read_rows(spark: Any, catalog: IcebergCatalog, table: StoredTable) -> list[Row]:
-    """Every row of ``table`` at its recorded snapshot (the in-memory key index's start)."""
-    arrow = spark.sql(
-        f"SELECT * FROM {catalog.sql_name(table.ref)} VERSION AS OF {table.snapshot}"
-    ).toArrow()
-    return from_arrow_rows(table.definition.columns, arrow)
-
-
 #: Rows read from Spark at once when a table is read whole (rebuilding the key index).
 SLICE_ROWS = 500_000
 
