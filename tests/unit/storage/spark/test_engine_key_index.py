@@ -130,3 +130,32 @@ def test_a_table_is_read_in_slices(spark: Any, place: Any) -> None:
         assert sorted(rows) == [(i, f"v{i}") for i in range(20)]  # type: ignore[type-var]
     finally:
         engine.close()
+
+
+def test_ddl_keeps_the_index_with_the_tables_across_a_restart(
+    spark: Any, place: Any, monkeypatch: Any
+) -> None:
+    gno = filled(spark, place)
+    engine = start(spark, place)
+    writer = Writer(engine, gno + 1)
+    writer.ddl("ALTER TABLE t ADD COLUMN w INT")
+    writer.rows(T, [RowChange.insert((100, "new", 1))])  # before the ALTER is flushed
+    writer.ddl("RENAME TABLE t TO r")
+    writer.ddl("TRUNCATE TABLE n")
+    writer.rows(N, [RowChange.insert((3, "z"))])
+    writer.ddl("CREATE TABLE gone (id INT PRIMARY KEY)")
+    writer.ddl("DROP TABLE gone")
+    assert engine.check_index() == {}
+    engine.close()
+    monkeypatch.setattr(engine_module, "rebuild_key_index", fail)
+    again = start(spark, place)
+    try:
+        writer = Writer(again, writer.gno + 1)
+        r = TableRef("d", "r")
+        assert code_of(writer, r, RowChange.insert((100, "dup", 2))) == 1062
+        assert code_of(writer, r, RowChange.insert((5, "dup", 2))) == 1062
+        assert code_of(writer, N, RowChange.delete((1, "x"))) == 1032
+        assert len(again.rows(r)) == 21 and again.rows(N) == [(3, "z")]
+        assert again.check_index() == {}
+    finally:
+        again.close()
