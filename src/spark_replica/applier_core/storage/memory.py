@@ -8,8 +8,10 @@ step, in the order commits are called), releases the row locks, and then waits u
 group is flushed (``group_commit``; ``commit_latency`` simulates the durable write), so with
 concurrent committers ``stats().flushes < stats().commits`` (requirements T82).
 
-Key checks read committed dicts without the engine's mutex: the reader holds the row's lock,
-so no other transaction writes that key meanwhile, and a CPython dict lookup is atomic.
+Key checks read committed content (``CommittedTable.get`` / ``count``: dicts here, the key
+index under an overlay in the Spark engine) without the engine's mutex: the reader holds the
+row's lock, so no other transaction writes that key meanwhile, and a CPython dict lookup is
+atomic.
 
 DDL (``ddl``, ``ddl_parser``) is checked when applied and runs at commit, under the same
 mutex: tables it changes are rebuilt as new objects, so a failure changes nothing. A

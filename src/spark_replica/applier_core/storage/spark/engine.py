@@ -485,7 +485,7 @@ class SparkEngine(InMemoryEngine):
             stored = state.tables.get(ref)
             if stored is not None:
                 writes[stored.id] = IndexChanges(puts=pending.keyed, deltas=pending.deltas)
-        self.index.apply(batch, writes)
+        self._index_apply(batch, writes)
         self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
         last = commits[-1].number
         with self._mutex:
@@ -555,7 +555,7 @@ class SparkEngine(InMemoryEngine):
                 drop=stored.id in writes,
             )
             based.append((stored.id, table))
-        self.index.apply(batch, writes)
+        self._index_apply(batch, writes)
         return based
 
     def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, list[Row]]) -> DurableState:
@@ -647,6 +647,12 @@ class SparkEngine(InMemoryEngine):
             logger.warning("the commit point of batch %d was recorded despite an error",
                            after.last_batch)  # fmt: skip
 
+    def _index_apply(self, batch: int, writes: Mapping[int, IndexChanges]) -> None:
+        """Apply ``batch`` to the key index (flusher thread, before its commit point)."""
+        if self.index.batch == batch:  # left by a failed commit point whose undo failed
+            self.index.undo(batch)
+        self.index.apply(batch, writes)
+
     def _undo_index(self, batch: int) -> None:
         """The commit point of ``batch`` was not recorded: take the batch out of the key
         index again (a restart would)."""
@@ -699,7 +705,7 @@ class SparkEngine(InMemoryEngine):
         tables = dict(state.tables)
         tables[ref] = compacted
         after = state.with_tables(tables, last_batch=state.last_batch + 1)
-        self.index.apply(after.last_batch, {})  # the index counts every commit point
+        self._index_apply(after.last_batch, {})  # the index counts every commit point
         try:
             self._commit_point(after)
         except Exception:
