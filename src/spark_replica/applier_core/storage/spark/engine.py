@@ -722,7 +722,8 @@ class SparkEngine(InMemoryEngine):
         if self.snapshots.pinned(self._state.tables[ref].id):
             return
         cutoff = time.time() - self.snapshot_retention
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
+        whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
+        stamp = f"{whole}.{int(cutoff * 1000) % 1000:03d}+00:00"  # Iceberg keeps milliseconds
         procedure = f"{self.iceberg.name}.system.expire_snapshots"
         arguments = f"table => '{name}', older_than => TIMESTAMP '{stamp}', retain_last => 1"
         self.spark.sql(f"CALL {procedure}({arguments})").collect()
