@@ -17,10 +17,12 @@ no SQL parsing of odd names, and a few milliseconds each. Data goes through Spar
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from spark_replica.applier_core.storage.interface import TableDef, TableRef
+from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
 from spark_replica.applier_core.storage.spark.types import quote_name, spark_columns_ddl
 
 #: The table property naming the engine's id of a table.
@@ -143,7 +145,36 @@ class IcebergCatalog:
             f"CREATE TABLE {name} ({spark_columns_ddl(definition.columns)}) USING iceberg "
             f"LOCATION '{self.location(table_id)}' TBLPROPERTIES ({listed})"
         )
+        self.empty_commit(ref)
+
+    def empty_commit(self, ref: TableRef) -> None:
+        """A new snapshot with the same rows (and the current schema, which a read ``VERSION
+        AS OF`` it then uses)."""
+        name = self.sql_name(ref)
         self.spark.sql(f"INSERT INTO {name} SELECT * FROM {name} WHERE 1 = 0")
+
+    def evolve(self, ref: TableRef, change: SchemaChange) -> None:
+        """Change ``ref``'s schema in one metadata commit (its data files stay)."""
+        update = self.load(namespace_name(ref.schema), ref.table).updateSchema()
+        for name in change.drops:
+            update = update.deleteColumn(name)
+        for old, new in change.renames:
+            update = update.renameColumn(old, new)
+        for name, spark_sql in change.widens:
+            update = update.updateColumn(name, self._iceberg_type(spark_sql))
+        for name in change.optional:
+            update = update.makeColumnOptional(name)
+        for name, spark_sql in change.adds:
+            update = update.addColumn(name, self._iceberg_type(spark_sql))
+        if change.order:
+            update = update.moveFirst(change.order[0])
+            for before, name in itertools.pairwise(change.order):
+                update = update.moveAfter(name, before)
+        update.commit()
+
+    def _iceberg_type(self, spark_sql: str) -> Any:
+        spark_type = self._jvm.org.apache.spark.sql.types.DataType.fromDDL(spark_sql)
+        return self._jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(spark_type)
 
     def rename(self, old: tuple[str, str], new: tuple[str, str]) -> None:
         self.create_namespace(new[0])
@@ -197,6 +228,20 @@ class IcebergCatalog:
 
     def set_current_snapshot(self, namespace: str, table: str, snapshot: int) -> None:
         self.load(namespace, table).manageSnapshots().setCurrentSnapshot(snapshot).commit()
+
+    def restore_schema(self, namespace: str, table: str, snapshot: int) -> bool:
+        """Make the schema ``snapshot`` was written with the table's current one again (a
+        schema change that never reached its commit point); whether it had to."""
+        found = self.load(namespace, table)
+        wanted = found.snapshot(snapshot).schemaId()
+        if wanted is None or int(found.schema().schemaId()) == int(wanted):
+            return False
+        operations = found.operations()
+        base = operations.refresh()
+        metadata = self._jvm.org.apache.iceberg.TableMetadata
+        operations.commit(base, metadata.buildFrom(base).setCurrentSchema(int(wanted)).build())
+        found.refresh()
+        return True
 
 
 class ForeignCommit(RuntimeError):

@@ -12,8 +12,11 @@ the commit point; ``created`` after them):
   point once no query reads it.
 * RENAME TABLE: a catalog rename.
 * TRUNCATE TABLE: ``DELETE FROM`` the table (a new snapshot).
-* ALTER TABLE: the table gets a new id and a new Iceberg table holding its rows right after
-  the transaction (``Commit.rewrites``, by its final name); the old one is dropped as above.
+* ALTER TABLE that keeps the stored values (``schema_evolution``): an Iceberg schema
+  change of the same table, then an empty commit so that reads of the recorded snapshot see
+  the new schema. Any other ALTER: the table gets a new id and a new Iceberg table holding
+  its rows right after the transaction (``Commit.rewrites``, by its final name); the old
+  one is dropped as above.
 * Views, triggers, routines, events and accounts: state only.
 
 A crash anywhere before the commit point leaves the catalog ahead of the recorded state;
@@ -38,9 +41,11 @@ from spark_replica.applier_core.storage.ddl import (
     DropTable,
     RenameTable,
     TruncateTable,
+    alter_columns,
 )
 from spark_replica.applier_core.storage.interface import TableDef, TableRef
 from spark_replica.applier_core.storage.objects import AlterObject, CreateObject, DropObject
+from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange, schema_change
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
 #: Operations that change only the recorded state: kept objects and accounts.
@@ -50,12 +55,14 @@ _STATE_ONLY = (AlterDatabase, CreateObject, DropObject, AlterObject, *get_args(A
 @dataclass(frozen=True, slots=True)
 class Step:
     """One catalog operation of a DDL transaction on a table that existed before it:
-    ``drop`` (move ``table`` aside), ``rename`` (``table`` → ``to``), ``truncate``."""
+    ``drop`` (move ``table`` aside), ``rename`` (``table`` → ``to``), ``truncate``,
+    ``evolve`` (``change`` its schema)."""
 
     kind: str
     table: TableRef
     table_id: int
     to: TableRef | None = None
+    change: SchemaChange | None = None
 
 
 @dataclass(slots=True)
@@ -71,6 +78,8 @@ class DdlOutcome:
     dropped_databases: set[str] = field(default_factory=set)
     #: Tables whose content the steps change (their snapshot is read after them).
     touched: set[int] = field(default_factory=set)
+    #: Tables whose schema the steps change (their rows converted: ``Commit.rewrites``).
+    evolved: set[int] = field(default_factory=set)
 
 
 def apply_ddl(state: DurableState, operations: tuple[DdlOperation, ...]) -> DdlOutcome:
@@ -150,7 +159,14 @@ def _change_tables(op: DdlOperation, outcome: DdlOutcome) -> Catalog:
         outcome.state = state.with_tables(tables)
     elif isinstance(op, AlterTable):
         old = tables[op.table]
+        change = schema_change(old.definition, alter_columns(op, old.definition))
         if old.id in outcome.created:  # created or altered earlier in the same transaction
+            tables[op.table] = replace(old, definition=catalog.tables[op.table])
+            outcome.state = state.with_tables(tables)
+        elif change is not None:
+            outcome.steps.append(Step("evolve", op.table, old.id, change=change))
+            outcome.touched.add(old.id)
+            outcome.evolved.add(old.id)
             tables[op.table] = replace(old, definition=catalog.tables[op.table])
             outcome.state = state.with_tables(tables)
         else:

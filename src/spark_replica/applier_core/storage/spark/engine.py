@@ -543,7 +543,8 @@ class SparkEngine(InMemoryEngine):
             table = commit.tables.get(ref)
             if not isinstance(table, IndexedTable):
                 continue
-            rows = commit.rewrites.get(ref, []) if created else []
+            rewritten = created or stored.id in outcome.evolved
+            rows = commit.rewrites.get(ref, []) if rewritten else []
             if table.key_of is None:
                 rows = [hashable(row) for row in rows]
             changes = pending.get(ref)
@@ -571,10 +572,14 @@ class SparkEngine(InMemoryEngine):
             elif step.kind == "rename":
                 assert step.to is not None
                 catalog.rename(place, (namespace_name(step.to.schema), step.to.table))
+            elif step.kind == "evolve":
+                assert step.change is not None
+                catalog.evolve(step.table, step.change)
             else:  # truncate
                 self.spark.sql(f"DELETE FROM {catalog.sql_name(step.table)}")
         tables = dict(outcome.state.tables)
         for ref, table in outcome.state.tables.items():
+            changes = 0
             if table.id in outcome.created:
                 catalog.create(ref, table.definition, table.id)
                 rows = rewrites.get(ref)
@@ -582,7 +587,10 @@ class SparkEngine(InMemoryEngine):
                     write_rows(self.spark, catalog, table, rows)
             elif table.id not in outcome.touched:
                 continue
-            tables[ref] = replace(table, snapshot=catalog.current_snapshot(ref), changes=0)
+            elif table.id in outcome.evolved:
+                catalog.empty_commit(ref)  # a snapshot of the new schema
+                changes = table.changes
+            tables[ref] = replace(table, snapshot=catalog.current_snapshot(ref), changes=changes)
         return outcome.state.with_tables(tables)
 
     def _gtids_after(self, commits: Sequence[Commit]) -> GtidSet:

@@ -9,8 +9,9 @@ table carries its engine id (``catalog.TABLE_ID``), so the catalog is put back b
 2. a recorded table found under another name (renamed, or moved aside by a DROP or an ALTER
    that never reached its commit point) gets its recorded name back, through a namespace of
    its own so that names swapped by one RENAME TABLE never collide;
-3. a table whose current snapshot is not the recorded one (a flush or TRUNCATE that never
-   reached its commit point) is set back to the recorded snapshot;
+3. a table whose current snapshot is not the recorded one (a flush, TRUNCATE or ALTER that
+   never reached its commit point) is set back to the recorded snapshot, and its current
+   schema to the one that snapshot was written with (an ALTER's schema change comes first);
 4. namespaces of recorded databases exist; empty ones of no recorded database go.
 
 The tables are not read: the engine's key index (``key_index``, on disk) is brought to the
@@ -82,6 +83,8 @@ def reconcile(catalog: IcebergCatalog, state: DurableState) -> list[str]:
             place = _place(table.ref)
             catalog.set_current_snapshot(*place, table.snapshot)
             note(f"set {table.ref} back to its recorded snapshot {table.snapshot}")
+        if catalog.restore_schema(*_place(table.ref), table.snapshot):
+            note(f"set {table.ref} back to the schema of its recorded snapshot")
     _reconcile_namespaces(catalog, state, note)
     return done
 

@@ -323,7 +323,8 @@ def _decimal_type(text: str, mysql: MySqlType) -> SparkType:
 # -- schemas and tables -----------------------------------------------------------------------
 
 
-def _nullable(column: Column, spark: SparkType) -> bool:
+def nullable(column: Column, spark: SparkType) -> bool:
+    """Whether the Spark column is nullable: the MySQL column is, or zero dates become NULL."""
     return column.nullable or spark.zero_as_null
 
 
@@ -333,7 +334,7 @@ def arrow_schema(columns: Sequence[Column], extra: Sequence[pa.Field] = ()) -> p
     fields = []
     for column in columns:
         spark = spark_type(column.type)
-        fields.append(pa.field(column.name, spark.arrow, nullable=_nullable(column, spark)))
+        fields.append(pa.field(column.name, spark.arrow, nullable=nullable(column, spark)))
     return pa.schema([*fields, *extra])
 
 
@@ -356,7 +357,7 @@ def spark_columns_ddl(columns: Sequence[Column]) -> str:
     parts = []
     for column in columns:
         spark = spark_type(column.type)
-        null = "" if _nullable(column, spark) else " NOT NULL"
+        null = "" if nullable(column, spark) else " NOT NULL"
         parts.append(f"{quote_name(column.name)} {spark.spark_sql}{null}")
     return ", ".join(parts)
 
@@ -391,7 +392,7 @@ def to_arrow_table(
     for index, column in enumerate(columns):
         spark = spark_type(column.type)
         array = _array(column, spark, values[index] if values else ())
-        if array.null_count and not _nullable(column, spark):
+        if array.null_count and not nullable(column, spark):
             raise ValueError(f"column {column.name!r} is NOT NULL but a value is NULL")
         arrays.append(array)
     fields = []

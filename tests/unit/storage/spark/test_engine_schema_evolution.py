@@ -1,0 +1,154 @@
+"""ALTER TABLE on the Spark engine as Iceberg schema evolution (decision 0019): an ALTER that
+keeps the stored values changes the schema of the same Iceberg table, with no data file
+written, and a reader of the recorded snapshot sees the new schema; a crash between the
+schema change and the commit point is undone at start."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_replica.applier_core.storage import RowChange, TableRef
+from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
+from spark_replica.applier_core.storage.spark.engine import SparkEngine
+from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
+from spark_replica.applier_core.storage.spark.session import active
+from spark_replica.metadata.factory import open_store
+from spark_replica.metadata.store import MetadataStore
+from tests.unit.storage.spark.test_engine_durability import N, T, Writer, setup_tables
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
+    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
+    yield str(tmp_path / "warehouse"), store
+    store.close()
+
+
+def start(spark: Any, place: tuple[str, Any]) -> SparkEngine:
+    root, store = place
+    return SparkEngine(spark, root, store, flush_interval=0.05)
+
+
+def files_of(engine: SparkEngine, ref: TableRef) -> set[str]:
+    """The data files of the table's recorded snapshot."""
+    snapshot = engine.durable_state().tables[ref].snapshot
+    name = engine.iceberg.sql_name(ref)
+    query = f"SELECT file_path FROM {name}.data_files VERSION AS OF {snapshot}"
+    return {r[0] for r in engine.spark.sql(query).collect()}
+
+
+def recorded_read(engine: SparkEngine, ref: TableRef) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Column names and rows of the table's recorded snapshot, as any Spark session reads
+    it by name (rows in the order of their text)."""
+    snapshot = engine.durable_state().tables[ref].snapshot
+    frame = engine.spark.sql(f"SELECT * FROM {engine.iceberg.sql_name(ref)} VERSION AS OF "
+                             f"{snapshot}")  # fmt: skip
+    return frame.columns, sorted((tuple(r) for r in frame.collect()), key=repr)
+
+
+def test_alters_that_keep_the_values_change_only_the_schema(spark: Any, place: Any) -> None:
+    """ADD (nullable, placed), DROP, RENAME, CHANGE, widening MODIFY and reordering keep the
+    table's id and data files; the content, the recorded snapshot's schema, the key index
+    and a restart agree."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.ddl("ALTER TABLE t ADD COLUMN n SMALLINT, ADD COLUMN gone INT")
+        writer.rows(T, [RowChange.insert((i, f"v{i}", i * 10, i)) for i in range(5)])
+        writer.rows(N, [RowChange.insert((1, "x")), RowChange.insert((1, "x"))])
+        engine.flush()
+        table_id = engine.durable_state().tables[T].id
+        before = files_of(engine, T)
+
+        writer.ddl("ALTER TABLE t ADD COLUMN w VARCHAR(5) FIRST, DROP COLUMN gone, "
+                   "RENAME COLUMN v TO label, MODIFY n BIGINT AFTER id")  # fmt: skip
+        writer.ddl("ALTER TABLE n CHANGE a aa INT, ADD INDEX (b)")
+        writer.rows(T, [RowChange.insert(("new", 7, 70, "seven"))])
+        engine.flush()
+
+        state = engine.durable_state()
+        assert state.tables[T].id == table_id
+        assert before <= files_of(engine, T)  # nothing rewritten; the insert added a file
+        columns, rows = recorded_read(engine, T)
+        assert columns == ["w", "id", "n", "label"]
+        written = [(None, i, i * 10, f"v{i}") for i in range(5)] + [("new", 7, 70, "seven")]
+        expected = sorted(written, key=repr)
+        assert rows == expected
+        assert sorted(engine.rows(T), key=lambda r: r[1]) == sorted(expected, key=lambda r: r[1])
+        assert recorded_read(engine, N) == (["aa", "b"], [(1, "x"), (1, "x")])
+        assert engine.check_index() == {}
+    finally:
+        engine.close()
+
+    again = start(spark, place)
+    try:
+        assert [c.name for c in again.definition(T).columns] == ["w", "id", "n", "label"]
+        assert sorted(again.rows(T), key=lambda r: r[1]) == sorted(expected, key=lambda r: r[1])
+        assert again.check_index() == {}
+        with again.snapshot() as snapshot:
+            view = snapshot.view(T)
+            found = again.spark.sql(f"SELECT n, label FROM `{view}` WHERE id = 7").collect()
+        assert [tuple(r) for r in found] == [(70, "seven")]
+    finally:
+        again.close()
+
+
+def test_an_alter_that_converts_values_rewrites_the_table(spark: Any, place: Any) -> None:
+    """A new column with a DEFAULT fills the existing rows: a new Iceberg table (new id)."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((1, "a"))])
+        engine.flush()
+        table_id = engine.durable_state().tables[T].id
+        writer.ddl("ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 5")
+        engine.flush()
+        assert engine.durable_state().tables[T].id != table_id
+        assert recorded_read(engine, T) == (["id", "v", "w"], [(1, "a", 5)])
+    finally:
+        engine.close()
+
+
+def test_a_schema_change_without_its_commit_point_is_undone_at_start(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash after Iceberg took the new schema but before the commit point: the next
+    start puts back the schema of the recorded snapshot, and the ALTER replayed from the
+    relay log then applies on the table as it was."""
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.rows(T, [RowChange.insert((1, "a"))])
+    engine.flush()
+    recorded = engine.durable_state()
+    engine.close()
+
+    catalog: IcebergCatalog = engine.iceberg
+    with active(engine.spark):
+        catalog.evolve(T, SchemaChange(drops=("v",), adds=(("w", "INT"),), order=("id", "w")))
+        catalog.empty_commit(T)  # the crash came after the empty commit, too
+        catalog.evolve(N, SchemaChange(renames=(("a", "z"),), order=("a", "b")))
+
+    again = start(spark, place)
+    try:
+        assert again.durable_state().tables == recorded.tables
+        for ref, columns in ((T, ["id", "v"]), (N, ["a", "b"])):
+            name = again.iceberg.sql_name(ref)
+            assert again.spark.table(name).columns == columns
+        assert again.spark.sql(f"SELECT * FROM {again.iceberg.sql_name(T)}").collect() == [
+            (1, "a")
+        ]  # the dropped column's values come back with it
+        Writer(again, 10).ddl("ALTER TABLE t DROP COLUMN v, ADD COLUMN w INT")
+        again.flush()
+        assert recorded_read(again, T) == (["id", "w"], [(1, None)])
+        assert again.check_index() == {}
+    finally:
+        again.close()
