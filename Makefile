@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-# The jars of the SparkSession (Iceberg, JDBC drivers), from Maven Central into the venv.
+# The SparkSession's jars (Iceberg, its S3 file IO, JDBC drivers), from Maven Central.
 JARS   := $(VENV)/.jars-stamp
 
 .PHONY: help install serve demo test test-fast soak lint types check bench bench-spark clean

@@ -7,7 +7,9 @@ A standalone master and one worker (1 core) are started from pyspark's ``bin/spa
 and does what a user does over the MySQL protocol: it creates a CSA channel, applies a generated
 relay log and answers ``SELECT`` with the generator's content. The master must know the
 application ``spark-replica`` and the worker must have run its tasks in an executor. The server
-stops cleanly with SIGTERM, its driver JVM with it, and the cluster's processes all end.
+stops cleanly with SIGTERM, its driver JVM with it, and the cluster's processes all end. Another
+Spark session, configured only with ``iceberg.catalog_options``, then reads the same tables by
+name with the same rows.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage.spark import iceberg
 from tests.helpers.process import server_process
 from tests.helpers.server import connect
 from tests.helpers.spark_cluster import (
@@ -93,7 +96,7 @@ def _wait_for_rows(cursor: Any, table: str, expected: list[tuple[object, ...]]) 
 
 
 def test_replica_applies_and_answers_on_a_standalone_cluster(
-    cluster: SparkCluster, tmp_path: Path
+    cluster: SparkCluster, tmp_path: Path, spark: Any
 ) -> None:
     transactions, content, files = generate(SPEC, tmp_path / "source")
     everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
@@ -135,3 +138,12 @@ def test_replica_applies_and_answers_on_a_standalone_cluster(
     # The worker ended the application's executor with it.
     wait_for(lambda: not descendants(cluster.worker.process.pid), STOP_WAIT,
              "the worker to end the executor")  # fmt: skip
+
+    # Any Spark job reads the replicated tables by name from the replica's catalog.
+    reader = spark.newSession()
+    metadata_url = f"sqlite:///{data.resolve() / 'metadata.db'}"
+    for key, value in iceberg.catalog_options("replica", metadata_url, data / "warehouse").items():
+        reader.conf.set(key, value)
+    for name, rows in content.items():
+        found = reader.sql(f"SELECT * FROM replica.{name} ORDER BY id").collect()
+        assert [tuple(r) for r in found] == [tuple(r) for r in rows]

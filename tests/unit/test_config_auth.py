@@ -44,6 +44,7 @@ def test_flags_beat_environment_beat_file(tmp_path: Path) -> None:
         ('[spark]\nflush_interval = "soon"', "invalid spark setting"),
         ('spark = "local"', "spark must be a table"),
         ('[spark]\noptions = "x"', "spark.options must be a table"),
+        ('[spark]\niceberg = "x"', "spark.iceberg must be a table"),
     ],
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
@@ -115,6 +116,36 @@ def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -
     )
     assert (overridden.engine, overridden.spark.master) == ("spark", "yarn")
     assert overridden.warehouse == "s3a://bucket/replica"
+
+
+def test_a_warehouse_on_object_storage_with_its_catalog_properties(tmp_path: Path) -> None:
+    """``[spark.iceberg]``: the Iceberg catalog's properties, passed through as given (a TOML
+    boolean as Iceberg spells it); kept out of the configuration's repr (secrets). Spark's
+    own catalog directory and the key index stay in the data directory."""
+    from spark_replica.server.storage import spark_catalog_dir
+
+    config_file = tmp_path / "replica.toml"
+    config_file.write_text(
+        "[spark]\n"
+        'warehouse = "s3://bucket/replica"\n'
+        "[spark.iceberg]\n"
+        '"s3.endpoint" = "http://127.0.0.1:9000"\n'
+        '"s3.path-style-access" = true\n'
+        '"s3.secret-access-key" = "hush-7"\n'
+    )
+    config = load_config(config_file=str(config_file), data_dir=str(tmp_path), environ={})
+    assert config.warehouse == "s3://bucket/replica"
+    assert config.spark.catalog_properties() == {
+        "s3.endpoint": "http://127.0.0.1:9000",
+        "s3.path-style-access": "true",
+        "s3.secret-access-key": "hush-7",
+    }
+    assert "hush-7" not in repr(config)
+    assert config.key_index == str(tmp_path.resolve() / "key-index")
+    assert spark_catalog_dir(config) == str(tmp_path.resolve() / "spark-catalog")
+    local = load_config(data_dir=str(tmp_path), environ={})
+    assert local.spark.catalog_properties() == {}
+    assert spark_catalog_dir(local) == f"{tmp_path.resolve() / 'warehouse'}/_spark_catalog"
 
 
 def test_relay_log_space_limit_from_file_environment_and_flag(tmp_path: Path) -> None:

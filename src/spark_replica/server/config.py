@@ -20,7 +20,7 @@ TOML::
 
     [spark]
     master = "local[2]"         # or spark://host:7077, yarn, k8s://...
-    warehouse = "./var/warehouse"   # any Hadoop path the cluster shares (hdfs://, s3a://)
+    warehouse = "./var/warehouse"   # or a path the cluster shares: hdfs://..., s3://bucket/prefix
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
     compact_after = 16          # flushes per table before compaction
@@ -30,6 +30,13 @@ TOML::
 
     [spark.options]             # any Spark setting
     "spark.driver.memory" = "2g"
+
+    [spark.iceberg]             # properties of the Iceberg catalog, for Spark and pyiceberg
+    "s3.endpoint" = "http://127.0.0.1:9000"     # with warehouse = "s3://bucket/prefix"
+    "s3.path-style-access" = "true"
+    "client.region" = "us-east-1"
+    "s3.access-key-id" = "..."
+    "s3.secret-access-key" = "..."
 
     [[users]]
     name = "bi"
@@ -66,6 +73,13 @@ class SparkConfig:
     catalog: str = "replica"
     max_queries: int = 4
     options: tuple[tuple[str, str], ...] = ()
+    #: Properties of the Iceberg catalog (``[spark.iceberg]``), passed through as given: the
+    #: object store's endpoint and credentials, for one. Not in the repr: secrets.
+    iceberg: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def catalog_properties(self) -> dict[str, str]:
+        """The Iceberg catalog's properties of ``[spark.iceberg]``."""
+        return dict(self.iceberg)
 
     def session_options(self) -> dict[str, str]:
         """The Spark options: ``spark.master`` and the configured extras."""
@@ -247,6 +261,9 @@ def _spark(raw: object) -> SparkConfig:
     options = raw.get("options", {})
     if not isinstance(options, dict):
         raise ConfigError("spark.options must be a table")
+    iceberg = raw.get("iceberg", {})
+    if not isinstance(iceberg, dict):
+        raise ConfigError("spark.iceberg must be a table")
     defaults = SparkConfig()
     try:
         return SparkConfig(
@@ -259,9 +276,17 @@ def _spark(raw: object) -> SparkConfig:
             catalog=str(raw.get("catalog", defaults.catalog)),
             max_queries=int(raw.get("max_queries", defaults.max_queries)),
             options=tuple((str(k), str(v)) for k, v in options.items()),
+            iceberg=tuple((str(k), _property(v)) for k, v in iceberg.items()),
         )
     except (TypeError, ValueError) as e:
         raise ConfigError(f"invalid spark setting: {e}") from e
+
+
+def _property(value: object) -> str:
+    """A catalog property's value as Iceberg reads it: a TOML boolean as ``true``/``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _users(raw: object) -> tuple[UserConfig, ...]:

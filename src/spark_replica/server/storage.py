@@ -4,9 +4,15 @@
 the configuration, ``local[2]`` by default) and the Spark engine on the configured warehouse,
 its state in the metadata store; ``engine = "memory"`` keeps tables in memory only (tests,
 trying the front end without a JVM).
+
+A warehouse on object storage (``s3://bucket/prefix``) is written by Iceberg's ``S3FileIO``
+with the catalog properties of ``[spark.iceberg]``; Spark's own catalog directory (which
+holds none of the replica's tables) and the key index stay in the data directory then.
 """
 
 from __future__ import annotations
+
+import logging
 
 from spark_replica.applier_core.channels.components import Components
 from spark_replica.applier_core.storage import InMemoryEngine, StorageEngine
@@ -14,6 +20,8 @@ from spark_replica.metadata import MetadataStore
 from spark_replica.server.components import default_components
 from spark_replica.server.config import ServerConfig
 from spark_replica.sql_handlers.query.interfaces import QueryEngine
+
+logger = logging.getLogger(__name__)
 
 
 def configured_components(config: ServerConfig, store: MetadataStore) -> Components:
@@ -25,16 +33,20 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
     if config.engine == "memory":
         return InMemoryEngine()
     from spark_replica.applier_core.storage.spark.engine import SparkEngine
+    from spark_replica.applier_core.storage.spark.iceberg import redacted
     from spark_replica.applier_core.storage.spark.session import get_spark
 
     options = config.spark.session_options()
-    # Spark's own catalog directory (the engine's tables are in its Iceberg catalog).
-    options.setdefault("spark.sql.warehouse.dir", f"{config.warehouse}/_spark_catalog")
+    options.setdefault("spark.sql.warehouse.dir", spark_catalog_dir(config))
     spark = get_spark(options)
+    properties = config.spark.catalog_properties()
+    logger.info("Spark engine: warehouse %s, catalog %s, catalog properties %s",
+                config.warehouse, config.spark.catalog, redacted(properties))  # fmt: skip
     return SparkEngine(
         spark,
         config.warehouse,
         store,
+        catalog_properties=properties,
         flush_interval=config.spark.flush_interval,
         flush_rows=config.spark.flush_rows,
         compact_after=config.spark.compact_after,
@@ -42,6 +54,17 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
         catalog=config.spark.catalog,
         key_index=config.key_index,
     )
+
+
+def spark_catalog_dir(config: ServerConfig) -> str:
+    """Spark's own catalog directory (the engine's tables are in its Iceberg catalog):
+    ``_spark_catalog`` in the warehouse; in the data directory when the warehouse is on
+    object storage, which only Iceberg's file IO reaches (not Hadoop's file systems)."""
+    from spark_replica.applier_core.storage.spark.iceberg import on_object_store
+
+    if on_object_store(config.warehouse):
+        return str(config.data_dir.resolve() / "spark-catalog")
+    return f"{config.warehouse}/_spark_catalog"
 
 
 def query_engine(engine: StorageEngine | None, config: ServerConfig) -> QueryEngine | None:

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from spark_replica.applier_core.storage.spark import iceberg
-from spark_replica.applier_core.storage.spark.jars import ICEBERG_RUNTIME, JARS, Jar
+from spark_replica.applier_core.storage.spark.jars import ICEBERG_RUNTIME, JARS, SQLITE_JDBC, Jar
 from spark_replica.applier_core.storage.spark.session import spark_options
 
 FETCH_JARS = Path(__file__).resolve().parents[4] / "tools" / "fetch_jars.py"
@@ -61,6 +61,69 @@ def test_catalog_options_name_a_jdbc_catalog_with_the_shared_schema_version() ->
                           "schema_version": "v1"}  # fmt: skip
 
 
+def test_a_warehouse_on_s3_uses_iceberg_s3_file_io_and_the_given_properties() -> None:
+    given = {
+        "s3.endpoint": "http://127.0.0.1:9000",
+        "s3.path-style-access": "true",
+        "s3.access-key-id": "AK",
+        "s3.secret-access-key": "SK",
+        "client.region": "eu-west-1",
+    }
+    options = iceberg.catalog_options("ice", "postgresql://h/m", "s3://b/w", given)
+    assert options["spark.sql.catalog.ice.warehouse"] == "s3://b/w"
+    assert options["spark.sql.catalog.ice.io-impl"] == iceberg.S3_FILE_IO
+    assert {k: options[f"spark.sql.catalog.ice.{k}"] for k in given} == given
+    own = iceberg.catalog_options("ice", "postgresql://h/m", "s3a://b/w", {"io-impl": "my.IO"})
+    assert own["spark.sql.catalog.ice.io-impl"] == "my.IO"
+    # A local warehouse gets the properties given, and Iceberg's default file IO.
+    local = iceberg.catalog_options("ice", "sqlite:///m", "/w")
+    assert "spark.sql.catalog.ice.io-impl" not in local
+
+    properties = iceberg.pyiceberg_properties("postgresql://h/m", "s3://b/w/", given)
+    assert properties == {
+        "uri": "postgresql://h/m",
+        "warehouse": "s3://b/w",
+        "schema_version": "v1",
+        "s3.endpoint": "http://127.0.0.1:9000",
+        "s3.force-virtual-addressing": "false",
+        "s3.access-key-id": "AK",
+        "s3.secret-access-key": "SK",
+        "client.region": "eu-west-1",
+    }
+    assert "io-impl" not in iceberg.pyiceberg_properties("sqlite:///m", "s3://b/w", own)
+    assert iceberg.pyiceberg_properties("sqlite:///m", "file:///w")["warehouse"] == "file:///w"
+
+
+@pytest.mark.parametrize(
+    ("warehouse", "local", "s3"),
+    [("/w", True, False), ("var/w", True, False), ("file:///w", True, False),
+     ("s3://b/w", False, True), ("S3A://b/w", False, True), ("hdfs://nn/w", False, False)],
+)  # fmt: skip
+def test_where_a_warehouse_is(warehouse: str, local: bool, s3: bool) -> None:
+    assert (iceberg.is_local(warehouse), iceberg.on_object_store(warehouse)) == (local, s3)
+
+
+def test_secrets_are_redacted_for_logs() -> None:
+    given = {"s3.endpoint": "http://e", "s3.access-key-id": "AK", "s3.secret-access-key": "SK",
+             "s3.session-token": "T", "client.region": "r"}  # fmt: skip
+    assert iceberg.redacted(given) == {
+        "s3.endpoint": "http://e",
+        "s3.access-key-id": "<secret>",
+        "s3.secret-access-key": "<secret>",
+        "s3.session-token": "<secret>",
+        "client.region": "r",
+    }
+
+
+def test_the_key_index_is_beside_a_local_warehouse_only() -> None:
+    from spark_replica.applier_core.storage.spark.engine import default_key_index_path
+
+    assert default_key_index_path("/data/warehouse/") == "/data/key-index"
+    assert default_key_index_path("file:///data/warehouse") == "/data/key-index"
+    with pytest.raises(ValueError, match="key index must be a local directory"):
+        default_key_index_path("s3://bucket/warehouse")
+
+
 def test_installed_jars_go_on_spark_jars_with_iceberg_extensions(tmp_path: Path) -> None:
     jars = [tmp_path / jar.file_name for jar in JARS]
     options = spark_options({"spark.jars": "/opt/other.jar"}, jars=jars)
@@ -75,7 +138,7 @@ def test_without_jars_the_session_is_as_before() -> None:
     options = spark_options({}, jars=[])
     assert "spark.jars" not in options
     assert "spark.sql.extensions" not in options
-    drivers_only = spark_options({}, jars=[Path("/j") / JARS[1].file_name])
+    drivers_only = spark_options({}, jars=[Path("/j") / SQLITE_JDBC.file_name])
     assert "spark.sql.extensions" not in drivers_only
 
 

@@ -74,7 +74,7 @@ from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.commit_log import Commit, TableChanges, collect
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
-from spark_replica.applier_core.storage.spark.iceberg import catalog_options
+from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
 from spark_replica.applier_core.storage.spark.migration import migrate
 from spark_replica.applier_core.storage.spark.recovery import (
@@ -123,15 +123,19 @@ _SESSION_PROPERTY = "spark.sql.iceberg.snapshot-property."
 
 
 def default_key_index_path(root: str) -> str:
-    """The key index's directory for the warehouse ``root``: ``key-index`` beside it."""
+    """The key index's directory for the warehouse ``root``: ``key-index`` beside it. A
+    warehouse elsewhere than on this machine has no such place: refused."""
+    if not is_local(root):
+        raise ValueError(f"the key index must be a local directory: give key_index for {root}")
     path = root.rstrip("/").removeprefix("file://")
     return os.path.join(os.path.dirname(path), "key-index")
 
 
 class SparkEngine(InMemoryEngine):
     """Tables in Iceberg (files under ``root``, catalog ``catalog`` in the metadata
-    database), state in ``store``, the key index in ``key_index`` (a local directory;
-    ``key-index`` beside the warehouse by default). ``close`` ends it."""
+    database, further catalog properties ``catalog_properties``: an object store's, for
+    one), state in ``store``, the key index in ``key_index`` (a local directory; ``key-index``
+    beside a local warehouse by default). ``close`` ends it."""
 
     def __init__(
         self,
@@ -147,10 +151,14 @@ class SparkEngine(InMemoryEngine):
         compact_after: int = DEFAULT_COMPACT_AFTER,
         snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
         key_index: str | None = None,
+        catalog_properties: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
         self.root = root.rstrip("/")
-        self.spark = engine_session(spark, catalog, store.catalog_url(), self.root)
+        self.key_index_path = key_index or default_key_index_path(self.root)
+        self.spark = engine_session(
+            spark, catalog, store.catalog_url(), self.root, catalog_properties
+        )
         self.flush_interval = flush_interval
         self.flush_rows = flush_rows
         self.compact_after = compact_after
@@ -162,7 +170,6 @@ class SparkEngine(InMemoryEngine):
             reconcile(self.iceberg, state)
             state = migrate(self.spark, self.iceberg, store, state)
             self._catalog = load_catalog(state)
-            self.key_index_path = key_index or default_key_index_path(self.root)
             self.index = self._open_key_index(state)
             self._tables = {
                 ref: IndexedTable(ref, stored.definition, Content(self.index, stored.id))
@@ -769,10 +776,17 @@ def _index_rows(rows: Iterator[Row], key_of: object) -> Iterator[Row]:
     return rows if key_of is not None else map(hashable, rows)
 
 
-def engine_session(spark: Any, catalog: str, metadata_url: str, root: str) -> Any:
-    """A session of ``spark``'s context for one engine, its Iceberg catalog configured."""
+def engine_session(
+    spark: Any,
+    catalog: str,
+    metadata_url: str,
+    root: str,
+    properties: Mapping[str, str] | None = None,
+) -> Any:
+    """A session of ``spark``'s context for one engine, its Iceberg catalog configured (with
+    the catalog ``properties``)."""
     session = spark.newSession()
-    options = catalog_options(catalog, metadata_url, root)
+    options = catalog_options(catalog, metadata_url, root, properties)
     # A catalog that caches tables would not see the engine's own snapshot changes made
     # through the Java API at recovery.
     options[f"spark.sql.catalog.{catalog}.cache-enabled"] = "false"

@@ -12,6 +12,7 @@ source, and later flushes do not change them (register again to move on).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +40,18 @@ class Registration:
 
 
 def register_tables(
-    spark: Any, store: SparkStateStore, warehouse: str, catalog: str = "replica"
+    spark: Any,
+    store: SparkStateStore,
+    warehouse: str,
+    catalog: str = "replica",
+    properties: Mapping[str, str] | None = None,
 ) -> Registration:
-    """Configure the replica's Iceberg ``catalog`` in ``spark`` and create or replace a
-    view ``db.table`` per replicated table in its session catalog, all at the last commit
-    point."""
-    for key, value in catalog_options(catalog, store.catalog_url(), warehouse).items():
+    """Configure the replica's Iceberg ``catalog`` in ``spark`` (with the catalog
+    ``properties`` the server has: ``[spark.iceberg]``, an object store's endpoint and
+    credentials) and create or replace a view ``db.table`` per replicated table in its
+    session catalog, all at the last commit point."""
+    options = catalog_options(catalog, store.catalog_url(), warehouse, properties)
+    for key, value in options.items():
         spark.conf.set(key, value)
     iceberg = IcebergCatalog(spark, catalog, warehouse)
     state = store.load_spark_state()

@@ -1,5 +1,7 @@
 """Listing and deleting the engine's directories through Hadoop's FileSystem API (in the
-Spark JVM), so the same code serves a local warehouse and one on HDFS or an object store."""
+Spark JVM), so the same code serves a local warehouse and one on HDFS (a bucket only through
+a Hadoop file system such as ``s3a://`` with ``hadoop-aws``; the Iceberg tables themselves
+reach object storage through Iceberg's own file IO)."""
 
 from __future__ import annotations
 

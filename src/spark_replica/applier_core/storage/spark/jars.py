@@ -1,4 +1,5 @@
-"""The jars the process's SparkSession loads besides Spark's own: Iceberg and JDBC drivers.
+"""The jars the process's SparkSession loads besides Spark's own: Iceberg, its S3 file IO
+and JDBC drivers.
 
 ``make install`` fetches them from Maven Central (``tools/fetch_jars.py``) into
 ``jar_dir()``, a folder of the virtualenv, each checked against the repository's SHA-1
@@ -62,7 +63,16 @@ POSTGRESQL_JDBC = Jar(
     "73914527305a40cce504b0d3d90b23caf565136912d607ae8ae7c5895512332c",
 )
 
-JARS: tuple[Jar, ...] = (ICEBERG_RUNTIME, SQLITE_JDBC, POSTGRESQL_JDBC)
+#: Iceberg's ``S3FileIO`` with the AWS SDK it needs (shaded): a warehouse on S3-compatible
+#: object storage (``s3://bucket/prefix``, docs/spark-engine.md).
+ICEBERG_AWS_BUNDLE = Jar(
+    "org.apache.iceberg",
+    "iceberg-aws-bundle",
+    ICEBERG_VERSION,
+    "dd7e49ffa4ac9b215bed846581991259e3aec9bb2fa08d6cec029c46cd66d957",
+)
+
+JARS: tuple[Jar, ...] = (ICEBERG_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC, POSTGRESQL_JDBC)
 
 
 def jar_dir() -> Path:
@@ -77,7 +87,18 @@ def installed_jars(directory: Path | None = None) -> list[Path]:
     return [folder / jar.file_name for jar in JARS if (folder / jar.file_name).is_file()]
 
 
+def available(jar: Jar, directory: Path | None = None) -> bool:
+    """Whether ``jar`` is installed in ``directory`` (``jar_dir()``)."""
+    folder = jar_dir() if directory is None else directory
+    return (folder / jar.file_name).is_file()
+
+
 def iceberg_available(directory: Path | None = None) -> bool:
     """Whether the Iceberg runtime is installed."""
-    folder = jar_dir() if directory is None else directory
-    return (folder / ICEBERG_RUNTIME.file_name).is_file()
+    return available(ICEBERG_RUNTIME, directory)
+
+
+def s3_available(directory: Path | None = None) -> bool:
+    """Whether a warehouse on S3 can be used: the Iceberg runtime and its AWS bundle are
+    installed."""
+    return iceberg_available(directory) and available(ICEBERG_AWS_BUNDLE, directory)
