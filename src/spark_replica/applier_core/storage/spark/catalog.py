@@ -27,6 +27,8 @@ from spark_replica.applier_core.storage.spark.types import quote_name, spark_col
 
 #: The table property naming the engine's id of a table.
 TABLE_ID = "replica.table-id"
+#: The operation of a snapshot that rewrites files without changing the rows.
+REPLACE = "replace"
 #: Where dropped tables wait for the queries that still read them.
 DROPPED = "%replica_dropped"
 #: Properties of every table the engine creates: format v2, row changes merge-on-read
@@ -196,8 +198,9 @@ class IcebergCatalog:
 
     def committed_since(self, ref: TableRef, recorded: int) -> int:
         """The current snapshot of ``ref``, once checked that every snapshot after
-        ``recorded`` is the current session's (a commit of another writer in between means
-        two processes write the same tables).
+        ``recorded`` is the current application's or a compaction's (``replace``: the same
+        rows; Iceberg's rewrite actions name no application): a commit of another writer in
+        between means two processes write the same tables.
 
         Raises:
             ForeignCommit: another application committed to the table after ``recorded``.
@@ -207,7 +210,8 @@ class IcebergCatalog:
         app = self.spark.sparkContext.applicationId
         snapshot = current
         while snapshot is not None and int(snapshot.snapshotId()) != recorded:
-            if snapshot.summary().get("spark.app.id") != app:
+            ours = snapshot.summary().get("spark.app.id") == app
+            if not ours and str(snapshot.operation()) != REPLACE:
                 raise ForeignCommit(
                     f"Iceberg table {self.sql_name(ref)} has a commit of another writer "
                     f"(snapshot {snapshot.snapshotId()}) after the recorded snapshot {recorded}"

@@ -28,9 +28,8 @@ table back to them).
 
 The engine works in a Spark session of its own (``spark.newSession()``): its catalog, the
 snapshot properties it sets per flush and its temporary views are not the caller's.
-Compaction (Iceberg's ``rewrite_data_files`` and ``rewrite_position_delete_files``) runs on
-the flusher thread between flushes, for tables with ``compact_after`` flushes since their
-last one.
+Compaction, snapshot expiry and the purge of dropped tables run on a maintenance thread
+(``maintenance``) while flushes go on; the flusher records what it compacted.
 """
 
 from __future__ import annotations
@@ -76,10 +75,10 @@ from spark_replica.applier_core.storage.spark.commit_log import Commit, TableCha
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
+from spark_replica.applier_core.storage.spark.maintenance import Maintenance
 from spark_replica.applier_core.storage.spark.migration import migrate
 from spark_replica.applier_core.storage.spark.recovery import (
     load_catalog,
-    purge_dropped,
     reconcile,
 )
 from spark_replica.applier_core.storage.spark.session import activate, active
@@ -191,16 +190,30 @@ class SparkEngine(InMemoryEngine):
         self._callbacks: list[tuple[int, Callable[[], None]]] = []
         self._closing = False
         self._closed = False
-        #: Dropped tables wait in the DROPPED namespace until no query reads them.
-        self._dropped_waiting = False
-        #: Namespaces of dropped databases, dropped once their tables are gone.
+        #: Namespaces of dropped databases (their tables moved aside), dropped after a flush.
         self._dropped_databases: set[str] = set()
+        #: Maintenance rounds finished and not recorded yet; records made of them.
+        self._finished: list[tuple[int, list[StoredTable]]] = []
+        self._records = 0
         #: The error of the last failed flush (None once a flush succeeds again).
         self.flush_error: BaseException | None = None
         #: The last flush failed while a ``flush()`` call waited: that call raises.
         self._forced_failed = False
         #: The commit point moved under the engine (another process): it flushes no more.
         self._refused = False
+        maintenance_spark = engine_session(
+            spark, catalog, store.catalog_url(), self.root, catalog_properties
+        )
+        with active(maintenance_spark):
+            maintenance_catalog = IcebergCatalog(maintenance_spark, catalog, self.root)
+        self._maintenance = Maintenance(
+            maintenance_catalog,
+            lambda: self._state,
+            self.snapshots.pinned,
+            self._round_done,
+            compact_after=compact_after,
+            snapshot_retention=snapshot_retention,
+        )
         self._thread = threading.Thread(target=self._run, name="spark-engine-flusher")
         self._thread.start()
 
@@ -404,6 +417,7 @@ class SparkEngine(InMemoryEngine):
                 self._cond.notify_all()
         if not already or self._thread.is_alive():
             self._thread.join()
+        self._maintenance.close()
         with self._cond:
             self._closed = True
             self._cond.notify_all()
@@ -416,8 +430,15 @@ class SparkEngine(InMemoryEngine):
         while True:
             with self._cond:
                 commits = self._take()
-                if commits is None:
+                if commits is None:  # closing: no maintenance round any more
+                    self._maintained = self._durable
+                    self._cond.notify_all()
                     return
+                finished, self._finished = self._finished, []
+            if finished:
+                self._record_maintenance(finished)
+            if not commits:
+                continue
             try:
                 self._write(commits)
             except Exception as error:  # a Spark or metadata failure: retry later
@@ -441,16 +462,18 @@ class SparkEngine(InMemoryEngine):
             with self._cond:
                 self.flush_error = None
                 self._forced_failed = False
-            self._maintain()
-            with self._cond:
-                self._maintained = self._durable
-                self._cond.notify_all()
+                durable = self._durable
+            self.snapshots.forget_unused_views()
+            self._drop_namespaces()
+            self._maintenance.request(durable)
 
     def _take(self) -> list[Commit] | None:
         """Wait (holding ``_cond``) until a flush is due; the commits to flush, or None when
         the engine closes with nothing left to flush."""
         deadline: float | None = None
         while True:
+            if self._finished:
+                return []  # a maintenance round to record first
             if self._log:
                 if deadline is None:
                     deadline = time.monotonic() + self.flush_interval
@@ -527,8 +550,6 @@ class SparkEngine(InMemoryEngine):
         with self._mutex:
             for table_id, table in based:
                 table.content.rebase(table_id, commit.number)
-        if any(step.kind == "drop" for step in outcome.steps):
-            self._dropped_waiting = True
         self._dropped_databases |= outcome.dropped_databases
 
     def _index_ddl(
@@ -688,70 +709,69 @@ class SparkEngine(InMemoryEngine):
             logger.exception("could not put the tables back to the recorded state; a restart "
                              "will")  # fmt: skip
 
-    # -- compaction and dropped tables (flusher thread) ----------------------------------------
+    # -- maintenance (``maintenance``: its own thread; recorded here) -------------------------
 
-    def _maintain(self) -> None:
-        for table in list(self._state.tables.values()):
-            if table.changes >= self.compact_after:
-                try:
-                    self.compact(table.ref)
-                except Exception:
-                    logger.exception("compaction of %s failed; it is tried again later",
-                                     table.ref)  # fmt: skip
-        self.snapshots.forget_unused_views()
-        if self._dropped_waiting or self._dropped_databases:
-            self._purge_dropped()
+    def _round_done(self, number: int, compacted: list[StoredTable]) -> None:
+        """The maintenance thread finished round ``number``: the flusher records it."""
+        with self._cond:
+            self._finished.append((number, compacted))
+            self._cond.notify_all()
+
+    def _record_maintenance(self, finished: list[tuple[int, list[StoredTable]]]) -> None:
+        """Record the snapshots of the tables finished rounds compacted as a commit point
+        (flusher thread, between flushes: every flush before is recorded, so a table's
+        current snapshot is its recorded one plus the compaction's)."""
+        state = self._state
+        tables = dict(state.tables)
+        try:
+            for _, compacted in finished:
+                for before in compacted:
+                    current = tables.get(before.ref)
+                    if current is None or current.id != before.id:
+                        continue  # dropped or rewritten since
+                    snapshot = self.iceberg.committed_since(current.ref, current.snapshot)
+                    changes = max(0, current.changes - before.changes)
+                    tables[current.ref] = replace(current, snapshot=snapshot, changes=changes)
+            if tables != state.tables:
+                after = state.with_tables(tables, last_batch=state.last_batch + 1)
+                self._index_apply(after.last_batch, {})  # the index counts every commit point
+                self._commit_point(after)
+                self._state = after
+                self.snapshots.publish(after)
+        except Exception:
+            logger.exception("could not record a compaction; it is tried again later")
+            self._undo_unrecorded()
+        finally:
+            with self._cond:
+                self._maintained = max(self._maintained, *(n for n, _ in finished))
+                self._records += 1
+                self._cond.notify_all()
 
     def compact(self, ref: TableRef) -> None:
-        """Rewrite ``ref``'s data and delete files into few (Iceberg's procedures), and
-        record the result as a commit point (flusher thread or, in tests, a thread that
-        owns the engine while nothing commits)."""
-        state = self._state
-        table = state.tables[ref]
-        name = self.iceberg.sql_name(ref).replace("'", "\\'")
-        procedures = f"{self.iceberg.name}.system"
-        with self._commit_properties(state.last_batch + 1, self._gtids):
-            self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
-                           "options => map('rewrite-all', 'true'))").collect()  # fmt: skip
-            self.spark.sql(f"CALL {procedures}.rewrite_position_delete_files("
-                           f"table => '{name}', options => map('rewrite-all', 'true'))"
-                           ).collect()  # fmt: skip
-        compacted = replace(table, snapshot=self.iceberg.current_snapshot(ref), changes=0)
-        tables = dict(state.tables)
-        tables[ref] = compacted
-        after = state.with_tables(tables, last_batch=state.last_batch + 1)
-        self._index_apply(after.last_batch, {})  # the index counts every commit point
-        try:
-            self._commit_point(after)
-        except Exception:
-            self._undo_unrecorded()
-            raise
-        self._state = after
-        self.snapshots.publish(after)
-        self._expire_snapshots(ref, name)
+        """Compact ``ref`` now, in the calling thread, and return once the flusher recorded
+        it (benchmarks and tests; the engine compacts on its maintenance thread)."""
+        table = self._state.tables[ref]
+        with active(self._maintenance.spark):
+            self._maintenance.compact(table)
+        with self._cond:
+            target = self._records + 1
+            self._finished.append((0, [table]))
+            self._cond.notify_all()
+            while self._records < target and not self._closed:
+                self._cond.wait()
 
-    def _expire_snapshots(self, ref: TableRef, name: str) -> None:
-        """Expire ``ref``'s snapshots older than ``snapshot_retention`` seconds but its
-        current one (the recorded one: this runs between flushes), and delete the files only
-        they read; not while a query reads the tables (it may read an older snapshot)."""
-        if self.snapshots.pinned(self._state.tables[ref].id):
-            return
-        cutoff = time.time() - self.snapshot_retention
-        whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
-        stamp = f"{whole}.{int(cutoff * 1000) % 1000:03d}+00:00"  # Iceberg keeps milliseconds
-        procedure = f"{self.iceberg.name}.system.expire_snapshots"
-        arguments = f"table => '{name}', older_than => TIMESTAMP '{stamp}', retain_last => 1"
-        self.spark.sql(f"CALL {procedure}({arguments})").collect()
-
-    def _purge_dropped(self) -> None:
-        try:
-            self._dropped_waiting = purge_dropped(self.iceberg, self._state, self.snapshots.pinned)
-            for database in sorted(self._dropped_databases):
-                if database not in self._state.databases:
-                    self.iceberg.drop_namespace(namespace_name(database))
-            self._dropped_databases.clear()
-        except Exception:
-            logger.warning("could not purge dropped tables; tried again later", exc_info=True)
+    def _drop_namespaces(self) -> None:
+        """Drop the namespaces of databases a flush dropped (their tables are aside)."""
+        for database in sorted(self._dropped_databases):
+            if database in self._state.databases:
+                self._dropped_databases.discard(database)
+                continue
+            try:
+                if self.iceberg.drop_namespace(namespace_name(database)):
+                    self._dropped_databases.discard(database)
+            except Exception:
+                logger.warning("could not drop the namespace of %s; tried again later",
+                               database, exc_info=True)  # fmt: skip
 
 
 def rebuild_key_index(

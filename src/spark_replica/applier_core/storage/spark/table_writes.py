@@ -12,10 +12,15 @@ the session (the batch, the GTID set) land in the commit's summary:
   deleted with every copy and written again as often as it remains, its current count read
   at the table's recorded snapshot first (``ON s._op = 0 AND t.c <=> s.c ...``: the copies
   written again never match).
+
+A statement that loses a race with the maintenance thread's compaction (Iceberg refuses its
+commit: a file it deletes rows from was rewritten meanwhile) is run again on the new
+snapshot (``lost_race``); a slice commits once either way.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -33,7 +38,12 @@ from spark_replica.applier_core.storage.spark.types import (
     to_arrow_table,
 )
 
+logger = logging.getLogger(__name__)
+
 OP = "_op"
+#: How often a statement runs when it keeps losing races with compactions (``lost_race``).
+RACE_ATTEMPTS = 4
+VALIDATION_ERROR = "org.apache.iceberg.exceptions.ValidationException"
 #: Arrow bytes handed to Spark at once: a larger change (one large transaction) goes over in
 #: slices of about this size, each its own commit.
 SLICE_BYTES = 32 << 20
@@ -170,9 +180,32 @@ def _run(
     """Run ``statement(view)`` over ``data``, in slices of about ``SLICE_BYTES`` (each its
     own commit) so the driver JVM holds one slice, never one large transaction whole."""
     for part in slices(data, SLICE_BYTES) if sliced else [data]:
-        spark.sql(statement(_view(spark, table, part)))
+        view = _view(spark, table, part)
+        for attempt in range(1, RACE_ATTEMPTS + 1):
+            try:
+                spark.sql(statement(view))
+                break
+            except Exception as error:
+                if attempt == RACE_ATTEMPTS or not lost_race(error):
+                    raise
+                logger.info("a write to %s lost a race with a compaction; run again", table.ref)
         # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
         pa.default_memory_pool().release_unused()
+
+
+def lost_race(error: BaseException) -> bool:
+    """Whether a statement failed Iceberg's validation against a commit made meanwhile
+    (a compaction replaced files it deletes rows from): nothing of it was committed, and
+    run again it plans on the new snapshot."""
+    origin = getattr(error, "_origin", None)
+    while origin is not None:
+        try:
+            if str(origin.getClass().getName()) == VALIDATION_ERROR:
+                return True
+            origin = origin.getCause()
+        except Exception:  # not a Java exception
+            break
+    return VALIDATION_ERROR in str(error)
 
 
 def _view(spark: Any, table: StoredTable, data: pa.Table) -> str:

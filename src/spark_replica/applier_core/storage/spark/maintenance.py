@@ -1,0 +1,175 @@
+"""The Spark engine's table maintenance, on a thread of its own so that flushes go on
+meanwhile (``spark-engine-maintenance``).
+
+After each flush the flusher asks for a round (``request``). A round, in a Spark session
+of its own (its Iceberg commits carry none of the flush's snapshot properties):
+
+1. compacts every table with ``compact_after`` flushes since its last compaction, with
+   Iceberg's ``rewrite_data_files`` and ``rewrite_position_delete_files`` in file groups
+   that commit on their own (``partial-progress``): a group whose files a concurrent flush
+   deleted rows from fails Iceberg's validation and is left for a later round, the others
+   commit. A flush that loses such a race the other way is run again (``table_writes``);
+2. expires each compacted table's snapshots older than both ``snapshot_retention`` and its
+   recorded snapshot (never the recorded one or a newer one, which a crash recovery or a
+   reader may need), unless a query reads the table;
+3. purges the dropped tables no query reads any more (``recovery.purge_dropped``).
+
+A compaction's snapshot is not recorded here: the round hands the tables it compacted to
+``done``, and the flusher records them at its next commit point (it owns every commit
+point). A crash before that sets the table back to its recorded snapshot: same rows, not
+compacted yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, namespace_name
+from spark_replica.applier_core.storage.spark.recovery import purge_dropped
+from spark_replica.applier_core.storage.spark.session import activate
+from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
+
+logger = logging.getLogger(__name__)
+
+#: The Spark job group of maintenance jobs (cancelled when the engine closes).
+JOB_GROUP = "spark-replica-maintenance"
+#: Rewrite options: every file, in groups that commit on their own.
+_REWRITE_OPTIONS = (
+    "map('rewrite-all', 'true', 'partial-progress.enabled', 'true', "
+    "'partial-progress.max-commits', '10')"
+)
+
+
+class Maintenance:
+    """The maintenance thread of one engine (see the module). ``state`` gives the recorded
+    state, ``pinned(table_id)`` whether a query reads a table, ``done(round, compacted)``
+    takes a finished round's number and the tables it compacted."""
+
+    def __init__(
+        self,
+        catalog: IcebergCatalog,
+        state: Callable[[], DurableState],
+        pinned: Callable[[int], bool],
+        done: Callable[[int, list[StoredTable]], None],
+        *,
+        compact_after: int,
+        snapshot_retention: float,
+    ) -> None:
+        self.catalog = catalog
+        self.spark = catalog.spark
+        self._state = state
+        self._pinned = pinned
+        self._done = done
+        self.compact_after = compact_after
+        self.snapshot_retention = snapshot_retention
+        self._cond = threading.Condition()
+        self._requested = 0
+        self._stopping = False
+        self._busy = False  # a round runs
+        self._thread = threading.Thread(target=self._run, name="spark-engine-maintenance")
+        self._thread.start()
+
+    def request(self, number: int) -> None:
+        """Run a round numbered ``number`` (the latest request wins)."""
+        with self._cond:
+            self._requested = max(self._requested, number)
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """Stop: a running Spark job is cancelled, the thread joined. Idempotent."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            try:
+                if self._busy:
+                    self.spark.sparkContext.cancelJobGroup(JOB_GROUP)
+            except Exception:  # the context is gone: nothing runs then
+                logger.debug("could not cancel the maintenance jobs", exc_info=True)
+            self._thread.join()
+
+    def stopping(self) -> bool:
+        """Whether ``close`` was called (a compaction failing then was cancelled)."""
+        return self._stopping
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        activate(self.spark)
+        self.spark.sparkContext.setJobGroup(JOB_GROUP, "table maintenance", True)
+        served = 0
+        while True:
+            with self._cond:
+                while not self._stopping and self._requested <= served:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                served = self._requested
+                self._busy = True
+            try:
+                compacted = self._round()
+            finally:
+                with self._cond:
+                    self._busy = False
+            self._done(served, compacted)
+
+    def _round(self) -> list[StoredTable]:
+        state = self._state()
+        compacted: list[StoredTable] = []
+        for table in state.tables.values():
+            if table.changes < self.compact_after or self.stopping():
+                continue
+            try:
+                self.compact(table)
+            except Exception:
+                if self.stopping():  # cancelled
+                    return compacted
+                logger.exception("compaction of %s failed; it is tried again later", table.ref)
+                continue
+            compacted.append(table)
+            try:
+                self.expire_snapshots(table)
+            except Exception:
+                logger.warning("could not expire the snapshots of %s", table.ref, exc_info=True)
+        if not self.stopping():
+            try:
+                purge_dropped(self.catalog, state, self._pinned)
+            except Exception:
+                logger.warning("could not purge dropped tables; tried again later",
+                               exc_info=True)  # fmt: skip
+        return compacted
+
+    def compact(self, table: StoredTable) -> None:
+        """Rewrite ``table``'s data and delete files into few."""
+        name = self._literal(table.ref)
+        procedures = f"{self.catalog.name}.system"
+        self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
+                       f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
+        self.spark.sql(f"CALL {procedures}.rewrite_position_delete_files(table => '{name}', "
+                       f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
+
+    def expire_snapshots(self, table: StoredTable) -> None:
+        """Expire ``table``'s snapshots older than ``snapshot_retention`` seconds and than
+        its recorded snapshot, and delete the files only they read; not while a query reads
+        the table (it may read an older snapshot)."""
+        if self._pinned(table.id):
+            return
+        iceberg = self.catalog.load(namespace_name(table.ref.schema), table.ref.table)
+        recorded = iceberg.snapshot(table.snapshot)
+        if recorded is None:
+            return
+        cutoff = min(time.time() - self.snapshot_retention, recorded.timestampMillis() / 1000)
+        whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
+        stamp = f"{whole}.{int(cutoff * 1000) % 1000:03d}+00:00"  # Iceberg keeps milliseconds
+        procedure = f"{self.catalog.name}.system.expire_snapshots"
+        arguments = (f"table => '{self._literal(table.ref)}', older_than => TIMESTAMP "
+                     f"'{stamp}', retain_last => 1")  # fmt: skip
+        self.spark.sql(f"CALL {procedure}({arguments})").collect()
+
+    def _literal(self, ref: TableRef) -> str:
+        """``ref``'s name as a procedure's string argument."""
+        return self.catalog.sql_name(ref).replace("\\", "\\\\").replace("'", "\\'")
