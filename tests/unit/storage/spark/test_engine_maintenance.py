@@ -3,7 +3,9 @@ what it compacted; a write that loses a race with a compaction runs again."""
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import pytest
 from spark_replica.applier_core.storage import RowChange, TableRef
 from spark_replica.applier_core.storage.spark import table_writes
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
-from spark_replica.applier_core.storage.spark.maintenance import Maintenance
+from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
 from spark_replica.applier_core.storage.spark.state import StoredTable
 from spark_replica.metadata.factory import open_store
 from spark_replica.metadata.store import MetadataStore
@@ -121,3 +123,32 @@ def test_a_write_keeps_losing_or_fails_otherwise_and_the_flush_fails(
     with pytest.raises(RuntimeError, match="IOException"):
         run_statement(other, monkeypatch)
     assert len(other.ran) == 1
+
+
+@pytest.mark.spark
+def test_a_compaction_round_removes_old_orphan_files_only(spark: Any, place: Any) -> None:
+    """Files under a table's location that no snapshot names (a failed write's) go once
+    older than ``orphan_age``; a younger one stays (a write in progress may own it)."""
+    root, store = place
+    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=2)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((1, "a"))])
+        engine.flush()
+        data = Path(root) / f"t{engine.durable_state().tables[T].id}" / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        old, young = data / "orphan-old.parquet", data / "orphan-young.parquet"
+        for path in (old, young):
+            path.write_bytes(b"PAR1 not a data file of any snapshot PAR1")
+        long_ago = time.time() - ORPHAN_AGE - 3600
+        os.utime(old, (long_ago, long_ago))
+        writer.rows(T, [RowChange.insert((2, "b"))])
+        engine.flush()  # the second flush since the table was made: a compaction round
+        assert not old.exists() and young.exists()
+        assert sorted(engine.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[type-var]
+        with engine.snapshot() as snapshot:
+            rows = engine.spark.sql(f"SELECT * FROM `{snapshot.view(T)}`").collect()
+        assert sorted(tuple(r) for r in rows) == [(1, "a"), (2, "b")]
+    finally:
+        engine.close()

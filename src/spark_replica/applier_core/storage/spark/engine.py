@@ -75,7 +75,7 @@ from spark_replica.applier_core.storage.spark.commit_log import Commit, TableCha
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
-from spark_replica.applier_core.storage.spark.maintenance import Maintenance
+from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
 from spark_replica.applier_core.storage.spark.migration import migrate
 from spark_replica.applier_core.storage.spark.recovery import (
     load_catalog,
@@ -151,6 +151,7 @@ class SparkEngine(InMemoryEngine):
         snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
         key_index: str | None = None,
         catalog_properties: Mapping[str, str] | None = None,
+        orphan_age: float = ORPHAN_AGE,
     ) -> None:
         super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
         self.root = root.rstrip("/")
@@ -213,6 +214,7 @@ class SparkEngine(InMemoryEngine):
             self._round_done,
             compact_after=compact_after,
             snapshot_retention=snapshot_retention,
+            orphan_age=orphan_age,
         )
         self._thread = threading.Thread(target=self._run, name="spark-engine-flusher")
         self._thread.start()

@@ -12,7 +12,11 @@ of its own (its Iceberg commits carry none of the flush's snapshot properties):
 2. expires each compacted table's snapshots older than both ``snapshot_retention`` and its
    recorded snapshot (never the recorded one or a newer one, which a crash recovery or a
    reader may need), unless a query reads the table;
-3. purges the dropped tables no query reads any more (``recovery.purge_dropped``).
+3. removes each compacted table's orphan files (``remove_orphan_files``: files under its
+   location no snapshot names, left by failed writes or a crash) older than ``orphan_age``
+   (three days: far longer than any write takes), at most every ``orphan_interval`` per
+   table;
+4. purges the dropped tables no query reads any more (``recovery.purge_dropped``).
 
 A compaction's snapshot is not recorded here: the round hands the tables it compacted to
 ``done``, and the flusher records them at its next commit point (it owns every commit
@@ -37,6 +41,11 @@ logger = logging.getLogger(__name__)
 
 #: The Spark job group of maintenance jobs (cancelled when the engine closes).
 JOB_GROUP = "spark-replica-maintenance"
+#: Orphan files younger than this (seconds) are kept: a write in progress may own them
+#: (Iceberg's procedure refuses less than a day).
+ORPHAN_AGE = 3 * 24 * 3600.0
+#: How often (seconds) one table's orphan files are looked for (it lists the location).
+ORPHAN_INTERVAL = 3600.0
 #: Rewrite options: every file, in groups that commit on their own.
 _REWRITE_OPTIONS = (
     "map('rewrite-all', 'true', 'partial-progress.enabled', 'true', "
@@ -58,6 +67,8 @@ class Maintenance:
         *,
         compact_after: int,
         snapshot_retention: float,
+        orphan_age: float = ORPHAN_AGE,
+        orphan_interval: float = ORPHAN_INTERVAL,
     ) -> None:
         self.catalog = catalog
         self.spark = catalog.spark
@@ -66,6 +77,9 @@ class Maintenance:
         self._done = done
         self.compact_after = compact_after
         self.snapshot_retention = snapshot_retention
+        self.orphan_age = orphan_age
+        self.orphan_interval = orphan_interval
+        self._orphans_removed: dict[int, float] = {}  # table id → when (monotonic)
         self._cond = threading.Condition()
         self._requested = 0
         self._stopping = False
@@ -135,6 +149,11 @@ class Maintenance:
                 self.expire_snapshots(table)
             except Exception:
                 logger.warning("could not expire the snapshots of %s", table.ref, exc_info=True)
+            try:
+                self.remove_orphan_files(table)
+            except Exception:
+                logger.warning("could not remove the orphan files of %s", table.ref,
+                               exc_info=True)  # fmt: skip
         if not self.stopping():
             try:
                 purge_dropped(self.catalog, state, self._pinned)
@@ -163,13 +182,33 @@ class Maintenance:
         if recorded is None:
             return
         cutoff = min(time.time() - self.snapshot_retention, recorded.timestampMillis() / 1000)
-        whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff))
-        stamp = f"{whole}.{int(cutoff * 1000) % 1000:03d}+00:00"  # Iceberg keeps milliseconds
         procedure = f"{self.catalog.name}.system.expire_snapshots"
         arguments = (f"table => '{self._literal(table.ref)}', older_than => TIMESTAMP "
-                     f"'{stamp}', retain_last => 1")  # fmt: skip
+                     f"'{_timestamp(cutoff)}', retain_last => 1")  # fmt: skip
         self.spark.sql(f"CALL {procedure}({arguments})").collect()
+
+    def remove_orphan_files(self, table: StoredTable) -> None:
+        """Delete the files under ``table``'s location that no snapshot names and that are
+        older than ``orphan_age`` seconds (not more often than ``orphan_interval``)."""
+        now = time.monotonic()
+        last = self._orphans_removed.get(table.id)
+        if last is not None and now - last < self.orphan_interval:
+            return
+        procedure = f"{self.catalog.name}.system.remove_orphan_files"
+        arguments = (f"table => '{self._literal(table.ref)}', older_than => TIMESTAMP "
+                     f"'{_timestamp(time.time() - self.orphan_age)}'")  # fmt: skip
+        removed = self.spark.sql(f"CALL {procedure}({arguments})").collect()
+        self._orphans_removed[table.id] = now
+        if removed:
+            logger.info("removed %d orphan files of %s", len(removed), table.ref)
 
     def _literal(self, ref: TableRef) -> str:
         """``ref``'s name as a procedure's string argument."""
         return self.catalog.sql_name(ref).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _timestamp(seconds: float) -> str:
+    """A Spark TIMESTAMP literal's text for the epoch ``seconds``, in UTC, to the
+    millisecond (Iceberg keeps milliseconds)."""
+    whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+    return f"{whole}.{int(seconds * 1000) % 1000:03d}+00:00"
