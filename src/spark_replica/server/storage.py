@@ -69,17 +69,13 @@ def spark_catalog_dir(config: ServerConfig) -> str:
 
 def query_engine(engine: StorageEngine | None, config: ServerConfig) -> QueryEngine | None:
     """The query runner of ``engine`` (None for an engine without one)."""
-    from spark_replica.applier_core.storage.spark.engine import SparkEngine
-
-    if not isinstance(engine, SparkEngine):
+    if engine is None:
         return None
-    from spark_replica.applier_core.storage.spark.queries import SparkQueries
-
-    return SparkQueries(engine.spark, engine.snapshot, config.spark.max_queries)
+    runner: QueryEngine | None = engine.queries(config.spark.max_queries)
+    return runner
 
 
 def close_engine(engine: StorageEngine | None) -> None:
-    """Flush and stop the engine's threads (engines without threads have nothing to do)."""
-    close = getattr(engine, "close", None)
-    if callable(close):
-        close()
+    """Flush and stop the engine's threads."""
+    if engine is not None:
+        engine.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
 from spark_replica.applier_core.binlog.rows import RowKind
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_message
@@ -25,6 +25,7 @@ from spark_replica.applier_core.errors import ErrorCode, ReplicaError, format_me
 if TYPE_CHECKING:
     from spark_replica.applier_core.storage.accounts import Accounts
     from spark_replica.applier_core.storage.collations import CharsetDefaults
+    from spark_replica.applier_core.storage.group_commit import EngineStats
     from spark_replica.applier_core.storage.locks import LockManager
     from spark_replica.applier_core.storage.objects import StoredObject
     from spark_replica.applier_core.storage.prepared_xa import PreparedXa
@@ -473,6 +474,25 @@ class StorageEngine(Protocol):
     def locks(self) -> LockManager[TransactionRef]: ...
 
     def session(self, name: str) -> EngineSession: ...
+
+    def stats(self) -> EngineStats:
+        """Commits, flushes and commits waiting for a flush."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every commit made so far is durable."""
+        ...
+
+    def close(self) -> None:
+        """Make what is committed durable and stop the engine's threads. Idempotent."""
+        ...
+
+    def queries(self, max_queries: int) -> Any:
+        """The engine's query runner for the server's SELECTs on replicated tables, running at
+        most ``max_queries`` at once (a ``sql_handlers.query.interfaces.QueryEngine``); None
+        when the engine runs no queries (the in-memory engine: the server answers from
+        ``rows``)."""
+        ...
 
     def databases(self) -> list[str]:
         """The databases, sorted."""

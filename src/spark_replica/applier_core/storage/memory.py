@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
 from spark_replica.applier_core.errors import ErrorCode
@@ -179,6 +180,13 @@ class InMemoryEngine:
         """Block until ``predicate(stats())`` holds (checked at every commit and flush);
         False when ``timeout`` seconds pass first."""
         return self._flusher.wait_for(predicate, timeout)
+
+    def close(self) -> None:
+        """Nothing to stop: commits are flushed by the sessions that make them."""
+
+    def queries(self, max_queries: int) -> Any:
+        """None: the server answers SELECTs on replicated tables from ``rows``."""
+        return None
 
     # -- for the sessions ---------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
 from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
 from spark_replica.applier_core.storage.spark.migration import migrate
+from spark_replica.applier_core.storage.spark.queries import SparkQueries
 from spark_replica.applier_core.storage.spark.recovery import (
     load_catalog,
     reconcile,
@@ -391,6 +392,11 @@ class SparkEngine(InMemoryEngine):
             return IndexedTable(table, stored.definition, Content(index, stored.id)).snapshot()
 
     # -- queries -------------------------------------------------------------------------------
+
+    def queries(self, max_queries: int) -> SparkQueries:
+        """The server's query runner: SELECTs on the recorded snapshots, in the engine's
+        session."""
+        return SparkQueries(self.spark, self.snapshot, max_queries)
 
     def snapshot(self) -> Snapshot:
         """The recorded state for one query (release it when the query is done)."""
