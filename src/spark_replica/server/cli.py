@@ -5,6 +5,7 @@ spark-replica serve [--bind ADDR] [--port N] [--data-dir DIR] [--metadata-url UR
 spark-replica sqltest --host H --port P [--user U] [--password P] [--record] FILES...
 spark-replica source --data-dir DIR [--port N] [--user U --password P] [--generate N --rate TPS]
 spark-replica demo [--rate TPS] [--engine spark|memory] [--duration S]
+spark-replica check [--data-dir DIR] [--metadata-url URL] [--config F] [--limit N]
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import logging
 import signal
 import sys
 
-from spark_replica.server import demo, secrets_filter
+from spark_replica.server import check, demo, secrets_filter
 from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
-from spark_replica.server.config import ConfigError, load_config
+from spark_replica.server.config import ConfigError, ServerConfig, load_config
+from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
 from spark_replica.server.source import cli as source_args
 from spark_replica.server.storage import configured_components
 
@@ -42,6 +44,15 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
+    try:
+        with data_dir_lock(config.data_dir):
+            return _run_server(config)
+    except DataDirInUse as error:
+        print(f"spark-replica: {error}", file=sys.stderr)
+        return 2
+
+
+def _run_server(config: ServerConfig) -> int:
     server = ReplicaServer(config, configured_components)
 
     async def run() -> None:
@@ -82,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("sqltest", help="run mysqltest-format scripts", add_help=False)
     source_args.add_arguments(commands.add_parser("source", help="run the built-in binlog server"))
     demo.add_arguments(commands.add_parser("demo", help="a source, a replica, replication"))
+    check.add_arguments(commands.add_parser("check", help="compare the key index with the "
+                                            "tables (server stopped)"))  # fmt: skip
     add_commands(commands)
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(
@@ -100,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         return source_args.run(args)
     if args.command == "demo":
         return demo.run(args)
+    if args.command == "check":
+        return check.run(args)
     if args.command in ("binlog", "generate"):
         return run_tool(args)
     return _serve(args)
