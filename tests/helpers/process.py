@@ -31,6 +31,7 @@ class ServerProcess:
         *,
         skip_replica_start: bool = True,
         log_level: str = "WARNING",
+        env: dict[str, str] | None = None,
     ) -> None:
         command = [sys.executable, "-m", "spark_replica.server.cli", "--log-level", log_level,
                    "serve",
@@ -39,7 +40,7 @@ class ServerProcess:
             command.append("--skip-replica-start")
         if config_file is not None:
             command += ["--config", str(config_file)]
-        env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": ROOT_PASSWORD}
+        env = {**os.environ, "SPARK_REPLICA_ROOT_PASSWORD": ROOT_PASSWORD, **(env or {})}
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
         self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
@@ -61,6 +62,12 @@ class ServerProcess:
         self.process.wait()
         self.log.close()
 
+    def wait(self, timeout: float) -> int:
+        """Wait for the child to end by itself (a failpoint killed it); its exit status."""
+        status = self.process.wait(timeout)
+        self.log.close()
+        return status
+
     def stop(self) -> int:
         """SIGTERM, the clean shutdown; returns the exit status."""
         self.process.send_signal(signal.SIGTERM)
@@ -76,9 +83,14 @@ def server_process(
     *,
     skip_replica_start: bool = True,
     log_level: str = "WARNING",
+    env: dict[str, str] | None = None,
 ) -> Iterator[ServerProcess]:
     server = ServerProcess(
-        data_dir, config_file, skip_replica_start=skip_replica_start, log_level=log_level
+        data_dir,
+        config_file,
+        skip_replica_start=skip_replica_start,
+        log_level=log_level,
+        env=env,
     )
     try:
         yield server

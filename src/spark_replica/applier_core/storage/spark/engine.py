@@ -43,6 +43,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from spark_replica.applier_core import failpoints
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.ddl import (
@@ -542,6 +543,7 @@ class SparkEngine(InMemoryEngine):
             if stored is None or not write_changes(self.spark, self.iceberg, stored, pending):
                 continue
             result[ref] = stored.with_snapshot(self.iceberg.committed_since(ref, stored.snapshot))
+            failpoints.hit("spark.table_committed")
         return result
 
     def _write_ddl(self, commit: Commit) -> None:
@@ -613,6 +615,8 @@ class SparkEngine(InMemoryEngine):
                 catalog.evolve(step.table, step.change)
             else:  # truncate
                 self.spark.sql(f"DELETE FROM {catalog.sql_name(step.table)}")
+        if outcome.steps:
+            failpoints.hit("spark.ddl_steps")
         tables = dict(outcome.state.tables)
         for ref, table in outcome.state.tables.items():
             changes = 0
@@ -657,6 +661,7 @@ class SparkEngine(InMemoryEngine):
         after = after.with_tables(
             after.tables, gtids=tuple(gtids.intervals()), prepared_xa=prepared
         )
+        failpoints.hit("spark.before_commit_point")
         self._commit_point(after)
         self._state, self._gtids = after, gtids
         self.snapshots.publish(after)

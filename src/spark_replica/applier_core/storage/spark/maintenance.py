@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from spark_replica.applier_core import failpoints
 from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.recovery import purge_dropped
@@ -145,6 +146,7 @@ class Maintenance:
                 logger.exception("compaction of %s failed; it is tried again later", table.ref)
                 continue
             compacted.append(table)
+            failpoints.hit("spark.compacted")
             try:
                 self.expire_snapshots(table)
             except Exception:
