@@ -51,6 +51,8 @@ STEPS = (
     Step("big-transaction-memory", "bench_big_transaction.py", ("--engine", "memory")),
     # With Spark's default driver memory (1g): the engine hands batches over in slices.
     Step("big-transaction-spark", "bench_big_transaction.py", ("--engine", "spark")),
+    # A big sysbench table (1M rows): load, write workload, memory, restart, queries.
+    Step("scale", "bench_scale.py", ("--rows", "1000000")),
     Step("clients", "bench_clients.py"),
     Step("receiver", "bench_receiver.py", writes_json=False, has_quick=False),
     # The floor under any two-thread applier here: the CSA's hand-over cost beside it.
@@ -70,7 +72,8 @@ def command(step: Step, directory: Path, quick: bool) -> list[str]:
     if quick:
         if step.has_quick:
             # --quick sets small sizes; the step's own size would override it.
-            arguments = [*_without_values(arguments, ("--transactions", "--loads")), "--quick"]
+            sizes = ("--transactions", "--loads", "--rows")
+            arguments = [*_without_values(arguments, sizes), "--quick"]
         else:
             arguments = [*arguments, *QUICK_ARGUMENTS.get(step.name, ())]
     if step.writes_json:
