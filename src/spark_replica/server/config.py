@@ -23,6 +23,7 @@ TOML::
     warehouse = "./var/warehouse"   # or a path the cluster shares: hdfs://..., s3://bucket/prefix
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
+    max_unflushed_rows = 250000 # changed rows in memory before commits wait for a flush
     compact_after = 16          # flushes per table before compaction
     snapshot_retention = 300    # seconds of Iceberg snapshots kept for time travel
     catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
@@ -68,6 +69,8 @@ class SparkConfig:
     warehouse: str = ""
     flush_interval: float = 0.5
     flush_rows: int = 50_000
+    #: Changed rows committed and not yet flushed (held in memory) before commits wait.
+    max_unflushed_rows: int = 250_000
     compact_after: int = 16
     snapshot_retention: float = 300.0
     catalog: str = "replica"
@@ -271,6 +274,7 @@ def _spark(raw: object) -> SparkConfig:
             warehouse=str(raw.get("warehouse", defaults.warehouse)),
             flush_interval=float(raw.get("flush_interval", defaults.flush_interval)),
             flush_rows=int(raw.get("flush_rows", defaults.flush_rows)),
+            max_unflushed_rows=int(raw.get("max_unflushed_rows", defaults.max_unflushed_rows)),
             compact_after=int(raw.get("compact_after", defaults.compact_after)),
             snapshot_retention=float(raw.get("snapshot_retention", defaults.snapshot_retention)),
             catalog=str(raw.get("catalog", defaults.catalog)),

@@ -257,6 +257,11 @@ class InMemoryEngine:
     def _flush(self, group: int) -> None:
         self._flusher.wait_flushed(group)
 
+    def _throttle(self) -> None:
+        """Called by a session after each commit, holding no lock: an engine that keeps
+        commits in memory until it flushes them makes the session wait here while too many
+        do (nothing to wait for here: commits are flushed by the sessions)."""
+
 
 class InMemorySession:
     """A worker's session on an ``InMemoryEngine`` (one transaction at a time)."""
@@ -395,6 +400,7 @@ class InMemorySession:
         self._engine.locks.release_all(trx)
         self._reset()
         self._unflushed = group
+        self._engine._throttle()
         if durable:
             self.wait_durable()
 

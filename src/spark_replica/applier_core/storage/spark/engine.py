@@ -107,6 +107,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_FLUSH_INTERVAL = 0.5
 #: Changed rows that start a flush before the interval ends.
 DEFAULT_FLUSH_ROWS = 50_000
+#: Changed rows committed and not flushed before committing sessions wait (``_throttle``).
+DEFAULT_MAX_UNFLUSHED_ROWS = 250_000
+#: Seconds between a waiting session's checks (it is woken at each flush's end too).
+THROTTLE_CHECK = 1.0
 #: Change-log batches a table gathers before compaction rewrites its base.
 DEFAULT_COMPACT_AFTER = 16
 #: Seconds of snapshots a table keeps for time travel when it is compacted (older ones are
@@ -149,6 +153,7 @@ class SparkEngine(InMemoryEngine):
         lock_wait_timeout: float = DEFAULT_LOCK_WAIT_TIMEOUT,
         flush_interval: float = DEFAULT_FLUSH_INTERVAL,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
+        max_unflushed_rows: int = DEFAULT_MAX_UNFLUSHED_ROWS,
         compact_after: int = DEFAULT_COMPACT_AFTER,
         snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
         key_index: str | None = None,
@@ -163,6 +168,7 @@ class SparkEngine(InMemoryEngine):
         )
         self.flush_interval = flush_interval
         self.flush_rows = flush_rows
+        self.max_unflushed_rows = max(max_unflushed_rows, flush_rows)
         self.compact_after = compact_after
         self.snapshot_retention = snapshot_retention
         self._store = store
@@ -185,6 +191,8 @@ class SparkEngine(InMemoryEngine):
         self._cond = threading.Condition()
         self._log: list[Commit] = []
         self._log_rows = 0
+        self._flushing_rows = 0  # rows of the flush under way (in memory until it ends)
+        self._throttled = 0  # sessions waiting in _throttle
         self._commits = 0
         self._durable = 0
         self._maintained = 0  # commits whose flush's maintenance is done
@@ -331,6 +339,32 @@ class SparkEngine(InMemoryEngine):
     def _flush(self, group: int) -> None:
         """Sessions never wait for a flush (``background_durability``)."""
 
+    def _throttle(self) -> None:
+        """Back-pressure: while more than ``max_unflushed_rows`` changed rows are committed
+        and not flushed (the commit log and the tables' overlays hold them in memory), the
+        committing session waits for the flusher, so memory stays bounded whatever the
+        applier's lead (the relay log keeps what is not applied yet). Not while flushes
+        fail or stopped: the session goes on, as it would without a bound."""
+        with self._cond:
+            self._throttled += 1
+            self._cond.notify_all()  # a flush is due (and ``throttled_sessions`` changed)
+            try:
+                while (
+                    self._log_rows + self._flushing_rows > self.max_unflushed_rows
+                    and not self._closing
+                    and not self._refused
+                    and self.flush_error is None
+                ):
+                    self._cond.wait(THROTTLE_CHECK)
+            finally:
+                self._throttled -= 1
+
+    def throttled_sessions(self, at_least: int, timeout: float) -> bool:
+        """Wait until ``at_least`` sessions wait in ``_throttle`` (False: ``timeout``
+        seconds passed first)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._throttled >= at_least, timeout)
+
     def _committed(
         self,
         trx: TransactionRef,
@@ -462,6 +496,7 @@ class SparkEngine(InMemoryEngine):
                     self._forced_failed = self._forced > 0
                     self._log[:0] = commits
                     self._log_rows += sum(c.rows for c in commits)
+                    self._flushing_rows = 0
                     self._refused = self._refused or refused
                     self._cond.notify_all()
                     if self._closing or refused:
@@ -471,6 +506,8 @@ class SparkEngine(InMemoryEngine):
             with self._cond:
                 self.flush_error = None
                 self._forced_failed = False
+                self._flushing_rows = 0
+                self._cond.notify_all()  # sessions waiting in _throttle
                 durable = self._durable
             self.snapshots.forget_unused_views()
             self._drop_namespaces()
@@ -494,6 +531,7 @@ class SparkEngine(InMemoryEngine):
                 )
                 if due:
                     commits, self._log, self._log_rows = self._log, [], 0
+                    self._flushing_rows = sum(c.rows for c in commits)
                     return commits
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
                 continue
