@@ -13,7 +13,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.mariadb import mariadb_uuid
 from tests.helpers.mariadb import REPL_PASSWORD, REPL_USER, MariaDB
 from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, poll, wait_applied
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 
 #: What a failed wait shows of SHOW REPLICA STATUS.
 WATCHED = ("Replica_SQL_Running", "Last_SQL_Errno", "Last_SQL_Error",
@@ -59,7 +59,7 @@ def caught_up(cursor: Any, mariadb: MariaDB, wait: float) -> dict[str, Any]:
     gtids = source_gtids(mariadb)
 
     def done(status: dict[str, Any]) -> bool:
-        return status["Replica_SQL_Running"] != "Yes" or gtids.is_subset(_executed(cursor))
+        return status["Replica_SQL_Running"] != "Yes" or gtids.is_subset(executed_gtids(cursor))
 
     status = poll(cursor, done, wait)
     failure = {k: status[k] for k in WATCHED}
@@ -79,8 +79,3 @@ def recorded(cursor: Any, mariadb: MariaDB, wait: float) -> None:
 
     gtids = source_gtids(mariadb)
     poll(cursor, holds, wait)
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")

@@ -11,6 +11,7 @@ from typing import Any
 import pymysql
 
 from spark_replica.applier_core.channels.components import Components
+from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.server.app import BackgroundServer, ComponentsFactory, ReplicaServer
 from spark_replica.server.config import ServerConfig, UserConfig
 
@@ -46,6 +47,12 @@ def server_cursor(
     with running_server(data_dir, components, **config) as server, connect(server.port) as conn:
         with conn.cursor() as cursor:
             yield cursor
+
+
+def executed_gtids(cursor: Any) -> GtidSet:
+    """The server's ``@@global.gtid_executed``."""
+    cursor.execute("SELECT @@global.gtid_executed")
+    return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
 def connect(port: int, user: str = "root", password: str = ROOT_PASSWORD, **kwargs: Any) -> Any:

@@ -19,16 +19,12 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
 from tests.helpers.process import server_process
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
+from tests.system.test_spark_kill import CSA_CHANNEL as CHANNEL
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
 
-CHANNEL = (
-    "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h1', SOURCE_AUTO_POSITION=1, "
-    "REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2, APPLIER_WORKER_COUNT=4 "
-    "FOR CHANNEL 'c1'"
-)
 CONFIG = """
 [spark]
 flush_interval = 0.05
@@ -38,11 +34,6 @@ SPEC = WorkloadSpec(tables=3, keyless_tables=1, rows_per_table=30, transactions=
                     conflict_share=0.2, ddl_every=300, rotate_every=400,
                     dependency=Dependency.WRITESET, seed=11)  # fmt: skip
 WAIT = 300.0
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
 @pytest.mark.parametrize(
@@ -77,7 +68,7 @@ def test_a_kill_at_a_failpoint_loses_and_duplicates_nothing(
         with connect(server.port) as conn, conn.cursor() as cursor:
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
             deadline = time.monotonic() + WAIT
-            while not everything.is_subset(_executed(cursor)):
+            while not everything.is_subset(executed_gtids(cursor)):
                 assert time.monotonic() < deadline, "the channel did not finish"
                 time.sleep(0.2)
             cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")

@@ -26,7 +26,7 @@ from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark import iceberg
 from tests.helpers.process import server_process
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 from tests.helpers.spark_cluster import (
     SparkCluster,
     descendants,
@@ -69,11 +69,6 @@ def cluster(tmp_path: Path) -> Iterator[SparkCluster]:
     assert not {g: group_members(g) for g in groups if group_members(g)}
 
 
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
-
-
 def _rows(cursor: Any, table: str) -> list[tuple[object, ...]] | None:
     """``SELECT *`` from ``table``; None while the table is not there yet (1146)."""
     try:
@@ -111,7 +106,7 @@ def test_replica_applies_and_answers_on_a_standalone_cluster(
             cursor.execute(CHANNEL)
             copy_into_relay_log(files, data, "c1")
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-            wait_for(lambda: everything.is_subset(_executed(cursor)), WAIT,
+            wait_for(lambda: everything.is_subset(executed_gtids(cursor)), WAIT,
                      "the channel to apply every transaction")  # fmt: skip
             cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
             status = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))

@@ -28,7 +28,7 @@ from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
 from tests.helpers.process import durable_count, server_process
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 from tests.helpers.soak import soak_size
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
@@ -59,11 +59,6 @@ SPEC = WorkloadSpec(tables=3, keyless_tables=1, rows_per_table=50, transactions=
 WAIT = 300.0
 
 
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
-
-
 @pytest.mark.parametrize(
     ("channel", "settings", "kills"),
     [
@@ -92,7 +87,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
     for _ in range(kills):
         with server_process(data, config) as server:
             with connect(server.port) as conn, conn.cursor() as cursor:
-                durable = _executed(cursor).count()  # at start: what the engine recorded
+                durable = executed_gtids(cursor).count()  # at start: what the engine recorded
                 progress.append(durable)
                 for statement in settings:
                     cursor.execute(statement)
@@ -113,7 +108,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
                 cursor.execute(statement)
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
             deadline = time.monotonic() + WAIT
-            while not everything.is_subset(_executed(cursor)):
+            while not everything.is_subset(executed_gtids(cursor)):
                 assert time.monotonic() < deadline, "the channel did not finish"
                 time.sleep(0.2)
             cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")

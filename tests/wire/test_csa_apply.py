@@ -10,7 +10,7 @@ from typing import Any
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 from tests.unit.csa_apply.harness import (
     copy_into_relay_log,
     engine_content,
@@ -25,11 +25,6 @@ CSA_CHANNEL = (
 )
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=120, seed=5)
 WAIT = 60.0
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0])
 
 
 def _wait_until(predicate: Any) -> bool:
@@ -57,7 +52,7 @@ def test_start_replica_applies_the_relay_log(
     with connect(port) as conn, conn.cursor() as cursor:
         cursor.execute(CSA_CHANNEL)
         cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-        assert _wait_until(lambda: everything.is_subset(_executed(cursor)))
+        assert _wait_until(lambda: everything.is_subset(executed_gtids(cursor)))
         status = _status(cursor)
         assert status["Replica_SQL_Running"] == "Yes"
         assert GtidSet.parse(status["Executed_Gtid_Set"]) == everything
@@ -126,7 +121,7 @@ def test_reset_replica_deletes_the_relay_log_files(
     with connect(port) as conn, conn.cursor() as cursor:
         cursor.execute(CSA_CHANNEL)
         cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-        assert _wait_until(lambda: everything.is_subset(_executed(cursor)))
+        assert _wait_until(lambda: everything.is_subset(executed_gtids(cursor)))
         cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
         cursor.execute("RESET REPLICA FOR CHANNEL 'c1'")
         assert list(relay_dir.glob("binlog.*")) == []
@@ -134,7 +129,7 @@ def test_reset_replica_deletes_the_relay_log_files(
         cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")  # nothing left to apply
         assert _status(cursor)["Replica_SQL_Running"] == "Yes"
         cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-        assert _executed(cursor) == everything
+        assert executed_gtids(cursor) == everything
         cursor.execute("RESET REPLICA ALL FOR CHANNEL 'c1'")  # the channel goes too
         cursor.execute("SELECT COUNT(*) FROM performance_schema.replication_applier_configuration "
                        "WHERE CHANNEL_NAME = 'c1'")  # fmt: skip

@@ -11,17 +11,12 @@ from typing import Any
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 
 CHANNEL = "CHANGE REPLICATION SOURCE TO SOURCE_HOST='h2', SOURCE_AUTO_POSITION=1 FOR CHANNEL 'c2'"
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=150, seed=8)
 WAIT = 60.0
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
 def _threads(prefix: str) -> list[str]:
@@ -42,7 +37,7 @@ def test_start_replica_applies_with_the_legacy_applier(
         cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c2'")
         assert _threads("mta-c2-worker") == [f"mta-c2-worker-{n}" for n in (1, 2, 3)]
         deadline = time.monotonic() + WAIT
-        while not everything.is_subset(_executed(cursor)):  # polled as a DBA would
+        while not everything.is_subset(executed_gtids(cursor)):  # polled as a DBA would
             assert time.monotonic() < deadline
             time.sleep(0.05)
         cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c2'")
@@ -75,7 +70,7 @@ def test_until_gtids_stops_the_applier_there(tmp_path: Path, port: int) -> None:
         while (status := _status(cursor))["Replica_SQL_Running"] == "Yes":  # as a DBA polls
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        assert _executed(cursor) == GtidSet.parse(f"{SPEC.server_uuid}:1-40")
+        assert executed_gtids(cursor) == GtidSet.parse(f"{SPEC.server_uuid}:1-40")
         assert (status["Until_Condition"], status["Last_SQL_Errno"]) == ("SQL_AFTER_GTIDS", 0)
         assert _threads("mta-c2") == []
 

@@ -17,7 +17,7 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import RowChange, TableRef, TransactionRef
-from tests.helpers.server import connect
+from tests.helpers.server import connect, executed_gtids
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 from tests.unit.mta.harness import TimelineEngine
 
@@ -43,11 +43,6 @@ def _workers(count: int) -> list[str]:
     return [f"mta-c2-worker-{n}" for n in range(1, count + 1)]
 
 
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
-
-
 def _status(cursor: Any) -> dict[str, Any]:
     cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c2'")
     names = [d[0] for d in cursor.description]
@@ -63,7 +58,7 @@ def _poll(cursor: Any, done: Any) -> None:
 
 
 def _wait_for_all(cursor: Any, everything: GtidSet) -> None:
-    _poll(cursor, lambda c: everything.is_subset(_executed(c)))
+    _poll(cursor, lambda c: everything.is_subset(executed_gtids(c)))
 
 
 def _drain_and_stop(cursor: Any, everything: GtidSet) -> None:
@@ -74,7 +69,7 @@ def _drain_and_stop(cursor: Any, everything: GtidSet) -> None:
     assert (status["Replica_SQL_Running"], status["Last_SQL_Errno"]) == ("Yes", 0)
     cursor.execute("STOP REPLICA SQL_THREAD FOR CHANNEL 'c2'")
     assert _threads() == []
-    assert _executed(cursor) == everything
+    assert executed_gtids(cursor) == everything
 
 
 def _last_applied(cursor: Any) -> list[int]:
@@ -298,7 +293,7 @@ def test_recovery_after_an_error_with_gaps_applies_only_what_is_missing(
                 f"failed executing transaction '{uuid}:{failing.gno}'" in status["Last_SQL_Error"]
             )
             assert _threads() == []
-            executed = _executed(cursor)
+            executed = executed_gtids(cursor)
             assert not executed.contains(uuid, "", failing.gno)
             assert executed.contains(uuid, "", later)  # the gap: committed after F
 

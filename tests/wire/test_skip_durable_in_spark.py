@@ -11,16 +11,11 @@ import pytest
 
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.server.storage import configured_components
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect, executed_gtids, running_server
 
 pytestmark = pytest.mark.spark
 
 U = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
 def test_empty_transactions_are_durable_in_spark(spark: Any, tmp_path: Path) -> None:
@@ -36,9 +31,9 @@ def test_empty_transactions_are_durable_in_spark(spark: Any, tmp_path: Path) -> 
             cursor.execute(f"SET GTID_NEXT='{U}:repair:1'")  # a later commit point
             cursor.execute("COMMIT")
             cursor.execute("SET GTID_NEXT='AUTOMATIC'")
-            assert _executed(cursor) == expected
+            assert executed_gtids(cursor) == expected
             engine = server.server.components.engine  # type: ignore[attr-defined]
             assert GtidSet.from_intervals(engine.durable_state().gtids) == expected
     with running_server(data, configured_components) as server:
         with connect(server.port) as conn, conn.cursor() as cursor:
-            assert _executed(cursor) == expected
+            assert executed_gtids(cursor) == expected

@@ -16,7 +16,7 @@ from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.server.components import default_components
-from tests.helpers.server import connect, running_server
+from tests.helpers.server import connect, executed_gtids, running_server
 from tests.unit.csa_apply.harness import copy_into_relay_log, generate, insert_locally
 
 CSA = (
@@ -33,11 +33,6 @@ def _status(cursor: Any) -> dict[str, Any]:
     cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
     names = [d[0] for d in cursor.description]
     return dict(zip(names, cursor.fetchone(), strict=True))
-
-
-def _executed(cursor: Any) -> GtidSet:
-    cursor.execute("SELECT @@global.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "")
 
 
 def _stopped(cursor: Any) -> dict[str, Any]:
@@ -74,7 +69,7 @@ def test_an_empty_transaction_skips_the_failing_one(tmp_path: Path, channel: str
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
             status = _stopped(cursor)
             assert status["Last_SQL_Errno"] == 1062
-            assert not _executed(cursor).contains(SPEC.server_uuid, "", failing.gno)
+            assert not executed_gtids(cursor).contains(SPEC.server_uuid, "", failing.gno)
 
             cursor.execute(f"SET GTID_NEXT='{gtid}'")
             cursor.execute("SELECT @@session.gtid_next")
@@ -84,11 +79,11 @@ def test_an_empty_transaction_skips_the_failing_one(tmp_path: Path, channel: str
             cursor.execute("SET GTID_NEXT='AUTOMATIC'")
             cursor.execute("SELECT @@session.gtid_next")
             assert cursor.fetchone()[0] == "AUTOMATIC"
-            assert _executed(cursor).contains(SPEC.server_uuid, "", failing.gno)
+            assert executed_gtids(cursor).contains(SPEC.server_uuid, "", failing.gno)
 
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
             deadline = time.monotonic() + WAIT
-            while not everything.is_subset(_executed(cursor)):
+            while not everything.is_subset(executed_gtids(cursor)):
                 assert time.monotonic() < deadline, _status(cursor)["Last_SQL_Error"]
                 time.sleep(0.05)
             status = _status(cursor)
@@ -99,5 +94,5 @@ def test_an_empty_transaction_skips_the_failing_one(tmp_path: Path, channel: str
     assert insert.after[0] in [row[0] for row in engine.rows(table)]
     with running_server(data, default_components(InMemoryEngine())) as server:
         with connect(server.port) as conn, conn.cursor() as cursor:
-            assert _executed(cursor).contains(SPEC.server_uuid, "", failing.gno)
-            assert everything.is_subset(_executed(cursor))
+            assert executed_gtids(cursor).contains(SPEC.server_uuid, "", failing.gno)
+            assert everything.is_subset(executed_gtids(cursor))

@@ -1,5 +1,5 @@
-"""Fixtures of the Iceberg tests: the metadata database the catalog lives in, and
-pyiceberg's thread pool."""
+"""Fixtures of the Spark engine's tests: where an engine keeps its tables and state, the
+metadata database the catalog lives in, and pyiceberg's thread pool."""
 
 from __future__ import annotations
 
@@ -7,6 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from spark_replica.metadata.factory import open_store
+from spark_replica.metadata.store import MetadataStore
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
+    """An engine's warehouse and its metadata store (a SQLite file)."""
+    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
+    yield str(tmp_path / "warehouse"), store
+    store.close()
 
 
 @pytest.fixture(params=["sqlite-file", "postgresql"])

@@ -5,16 +5,12 @@ whatever the applier's lead."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from spark_replica.applier_core.storage import RowChange
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
-from spark_replica.metadata.factory import open_store
-from spark_replica.metadata.store import MetadataStore
 from tests.unit.storage.spark.test_engine_durability import (
     WAIT,
     GatedStore,
@@ -24,13 +20,6 @@ from tests.unit.storage.spark.test_engine_durability import (
 )
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield str(tmp_path / "warehouse"), store
-    store.close()
 
 
 def test_a_session_past_the_bound_waits_for_the_flush(spark: Any, place: Any) -> None:

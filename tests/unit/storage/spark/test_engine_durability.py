@@ -5,9 +5,7 @@ failed or interrupted flush leaves behind."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,7 +22,6 @@ from spark_replica.applier_core.storage import (
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.state import DurableState
 from spark_replica.applier_core.storage.spark.table_writes import slices
-from spark_replica.metadata.factory import open_store
 from spark_replica.metadata.store import MetadataStore
 
 pytestmark = pytest.mark.spark
@@ -94,13 +91,6 @@ class Writer:
             self.session.rollback()
             raise
         self.session.commit()
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield str(tmp_path / "warehouse"), store
-    store.close()
 
 
 def start(spark: Any, place: tuple[str, Any], **options: Any) -> SparkEngine:

@@ -3,7 +3,6 @@ undone, a missing or damaged one is rebuilt from the tables, ``check_index`` com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +13,9 @@ from spark_replica.applier_core.storage.key_index import LmdbKeyIndex, TableChan
 from spark_replica.applier_core.storage.spark import engine as engine_module
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.table_writes import iter_rows
-from spark_replica.metadata.factory import open_store
-from spark_replica.metadata.store import MetadataStore
 from tests.unit.storage.spark.test_engine_durability import N, T, Writer, setup_tables
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield str(tmp_path / "warehouse"), store
-    store.close()
 
 
 def start(spark: Any, place: tuple[str, Any]) -> SparkEngine:

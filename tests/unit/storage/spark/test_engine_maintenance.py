@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +16,9 @@ from spark_replica.applier_core.storage.spark import table_writes
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
 from spark_replica.applier_core.storage.spark.state import StoredTable
-from spark_replica.metadata.factory import open_store
-from spark_replica.metadata.store import MetadataStore
 from tests.unit.storage.spark.test_engine_durability import T, Writer, setup_tables
 
 WAIT = 60.0
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield str(tmp_path / "warehouse"), store
-    store.close()
 
 
 @pytest.mark.spark

@@ -5,8 +5,6 @@ schema change and the commit point is undone at start."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,18 +14,9 @@ from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
 from spark_replica.applier_core.storage.spark.session import active
-from spark_replica.metadata.factory import open_store
-from spark_replica.metadata.store import MetadataStore
 from tests.unit.storage.spark.test_engine_durability import N, T, Writer, setup_tables
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> Iterator[tuple[str, MetadataStore]]:
-    store = open_store(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield str(tmp_path / "warehouse"), store
-    store.close()
 
 
 def start(spark: Any, place: tuple[str, Any]) -> SparkEngine:
