@@ -336,9 +336,13 @@ class RelayLogWriter:
             entry = index.append(name)
         except BaseException:
             if new is not None:
-                new.close()
-                if not listing:
-                    path.unlink(missing_ok=True)
+                try:
+                    new.close()  # flushes what is buffered: fails again on a full disk
+                except OSError:
+                    pass
+                finally:
+                    if not listing:  # so that trying again can create it
+                        path.unlink(missing_ok=True)
             # Once listing started the index may name the file: it stays, complete with its
             # header; if it ended up unlisted, the next RelayLogIndex.load removes it.
             if self._state is WriterState.OPEN:
