@@ -104,3 +104,24 @@ def test_t66_a_fatal_error_lets_nothing_after_it_commit(tmp_path: Path) -> None:
         assert replica.executed.snapshot() == GtidSet.parse(f"{SPEC.server_uuid}:1-99")
     finally:
         replica.close()
+
+
+@pytest.mark.parametrize(
+    "code", [ErrorCode.KEY_NOT_FOUND, ErrorCode.NO_SUCH_TABLE, ErrorCode.BAD_DB_ERROR]
+)
+def test_an_error_an_earlier_transaction_may_cure_is_tried_again_at_the_head(
+    tmp_path: Path, code: ErrorCode
+) -> None:
+    """A row, table or database missing may be an earlier transaction's doing when the
+    dependency data is wrong (a row event ran before the CREATE TABLE it needs): the job
+    tries once more when every earlier transaction has ended, and then succeeds."""
+    replica, count = _replica(tmp_path, commit_order=True)
+    _engine(replica).faults.apply[100] = [EngineError(code, "missing", None)]
+    try:
+        replica.start()
+        assert replica.wait_for(f"{SPEC.server_uuid}:1-{count}")
+        replica.stop()
+        assert replica.exits == []
+        assert _engine(replica).commits == list(range(1, count + 1))
+    finally:
+        replica.close()

@@ -44,7 +44,11 @@ from spark_replica.applier_core.scheduler.schedules import Step
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
 
 #: Errors an earlier transaction still in flight may cause (a row it inserts, deletes).
-_ORDER_ERRORS = frozenset({ErrorCode.KEY_NOT_FOUND, ErrorCode.DUP_ENTRY})
+#: Errors an earlier transaction may cause or cure under wrong dependency data: a row missing
+#: or already there, a table or database not created yet.
+_ORDER_ERRORS = frozenset(
+    {ErrorCode.KEY_NOT_FOUND, ErrorCode.DUP_ENTRY, ErrorCode.NO_SUCH_TABLE, ErrorCode.BAD_DB_ERROR}
+)
 
 #: How long a worker waits for the next event of a streamed transaction before it checks
 #: whether the channel is stopping (the provider truncates the transaction on stop anyway).
@@ -237,8 +241,8 @@ class Job:
                     self._retry(worker, error)
                     continue
                 if error.code in _ORDER_ERRORS and not waited_for_head:
-                    # A row missing or already there may be an earlier transaction's doing
-                    # (wrong dependency data): try again once every earlier one has ended.
+                    # May be an earlier transaction's doing (wrong dependency data): try
+                    # again once every earlier one has ended.
                     waited_for_head = True
                     if self._wait_for_head():
                         self._retry(worker, error)
