@@ -323,7 +323,7 @@ def measure_flush(spark: Any, directory: Path, rows: int) -> FlushResult:
     with engine_at(spark, directory / "engine", **options) as (engine, committer):
         # The Spark write: the DataFrame made from Arrow, then written.
         timed_write = timer.wrap(engine, "_write_changes", "write")
-        timed_record = timer.wrap(engine._store, "commit_spark_state", "record")
+        timed_record = timer.wrap(engine._metadata, "commit_spark_state", "record")
         maker = SbtestRows(seed=1)
         warmup = create_table(committer, "warmup")
         table = create_table(committer, "sbtest1")

@@ -68,7 +68,14 @@ RULES: list[Rule] = [
         "spark_replica.applier_core.storage.spark",
         "spark_replica.applier_core.storage.memory",
         "spark_replica.applier_core.storage.memory_tables",
+        "spark_replica.applier_core.storage.store",
         "sqlglot",
+    ),
+    # The transactional store knows neither of its durability backends.
+    *_rules_for(
+        "spark_replica.applier_core.storage.store",
+        "spark_replica.applier_core.storage.memory",
+        "spark_replica.applier_core.storage.spark",
     ),
     # lmdb lives only in the key index.
     Rule(

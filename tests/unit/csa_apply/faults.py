@@ -12,8 +12,8 @@ from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage import (
     EngineError,
     InMemoryEngine,
-    InMemorySession,
     RowChange,
+    StoreSession,
     TableMap,
     TransactionRef,
 )
@@ -64,7 +64,7 @@ class RecordingEngine(InMemoryEngine):
         self.commits: list[int] = []
         self.commits_lock = threading.Lock()
 
-    def session(self, name: str) -> InMemorySession:
+    def session(self, name: str) -> StoreSession:
         return RecordingSession(self, name)
 
 
@@ -73,9 +73,9 @@ def _gno(trx: TransactionRef | None) -> int:
     return int(trx.gtid.rsplit(":", 1)[1]) if ":" in trx.gtid else -1
 
 
-class RecordingSession(InMemorySession):
+class RecordingSession(StoreSession):
     def __init__(self, engine: RecordingEngine, name: str) -> None:
-        super().__init__(engine, name)
+        super().__init__(engine.store, name)
         self._recording = engine
 
     def apply_rows(self, table_map: TableMap, changes: Sequence[RowChange]) -> None:

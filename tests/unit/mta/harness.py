@@ -24,7 +24,7 @@ from spark_replica.applier_core.channels.store import Checkpoint, WorkerInfo
 from spark_replica.applier_core.mta import MtaApplier, MtaChannel
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.settings import SystemVariables
-from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession
+from spark_replica.applier_core.storage import InMemoryEngine, StoreSession
 from tests.unit.csa_apply.faults import RecordingEngine, RecordingSession
 from tests.unit.csa_apply.harness import CHANNEL, WAIT, ChannelRun
 
@@ -123,7 +123,7 @@ class TimelineEngine(RecordingEngine):
         #: ``gno -> event``: set when the transaction begins.
         self.began: dict[int, threading.Event] = {}
 
-    def session(self, name: str) -> InMemorySession:
+    def session(self, name: str) -> StoreSession:
         return TimelineSession(self, name)
 
 

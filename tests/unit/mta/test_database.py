@@ -28,7 +28,7 @@ from spark_replica.applier_core.mta.partitions import (
     PartitionHash,
     partitions_of,
 )
-from spark_replica.applier_core.storage import InMemoryEngine, InMemorySession, TransactionRef
+from spark_replica.applier_core.storage import InMemoryEngine, StoreSession, TransactionRef
 from tests.unit.csa.helpers import ITEMS, query, rows
 from tests.unit.csa_apply.harness import WAIT, Content, copy_into_relay_log
 from tests.unit.mta.harness import MtaReplica, channel_threads
@@ -152,13 +152,13 @@ class GtidTimeline(InMemoryEngine):
         self.hold_commit: dict[str, threading.Event] = {}
         self.began: dict[str, threading.Event] = {}
 
-    def session(self, name: str) -> InMemorySession:
+    def session(self, name: str) -> StoreSession:
         return _TimelineSession(self, name)
 
 
-class _TimelineSession(InMemorySession):
+class _TimelineSession(StoreSession):
     def __init__(self, engine: GtidTimeline, name: str) -> None:
-        super().__init__(engine, name)
+        super().__init__(engine.store, name)
         self._recorder = engine
 
     def begin(self, trx: TransactionRef) -> None:

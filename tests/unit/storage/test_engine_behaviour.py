@@ -1107,7 +1107,7 @@ def test_the_engine_shows_its_state() -> None:
     db = InMemoryEngine()
     schema(db)
     session, ref = started(db, "w1")
-    assert repr(session) == f"InMemorySession('w1', active, {ref.gtid})"
+    assert repr(session) == f"StoreSession('w1', active, {ref.gtid})"
     assert "tables=3" in repr(db) and "active=1" in repr(db)
     session.rollback()
 

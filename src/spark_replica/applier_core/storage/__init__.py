@@ -40,8 +40,9 @@ from spark_replica.applier_core.storage.locks import (
     lock_wait_timeout_error as lock_wait_timeout_error,
 )
 from spark_replica.applier_core.storage.memory import InMemoryEngine as InMemoryEngine
-from spark_replica.applier_core.storage.memory import InMemorySession as InMemorySession
 from spark_replica.applier_core.storage.prepared_xa import PreparedXa as PreparedXa
+from spark_replica.applier_core.storage.store import StoreSession as StoreSession
+from spark_replica.applier_core.storage.store import TransactionalStore as TransactionalStore
 
 __all__ = [
     "DEFAULT_LOCK_WAIT_TIMEOUT",
@@ -60,7 +61,8 @@ __all__ = [
     "ForeignKey",
     "HandlerError",
     "InMemoryEngine",
-    "InMemorySession",
+    "StoreSession",
+    "TransactionalStore",
     "Key",
     "LockManager",
     "LockStats",

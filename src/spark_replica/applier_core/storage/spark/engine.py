@@ -68,7 +68,6 @@ from spark_replica.applier_core.storage.key_index import (
 )
 from spark_replica.applier_core.storage.key_index import TableChanges as IndexChanges
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
-from spark_replica.applier_core.storage.memory import InMemoryEngine
 from spark_replica.applier_core.storage.memory_tables import CommittedTable, Stage, hashable
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
@@ -100,6 +99,7 @@ from spark_replica.applier_core.storage.spark.table_writes import (
     write_changes,
     write_rows,
 )
+from spark_replica.applier_core.storage.store import StoreBacked, TransactionalStore
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_FLUSH_INTERVAL = 0.5
 #: Changed rows that start a flush before the interval ends.
 DEFAULT_FLUSH_ROWS = 50_000
-#: Changed rows committed and not flushed before committing sessions wait (``_throttle``).
+#: Changed rows committed and not flushed before committing sessions wait (``throttle``).
 DEFAULT_MAX_UNFLUSHED_ROWS = 250_000
 #: Seconds between a waiting session's checks (it is woken at each flush's end too).
 THROTTLE_CHECK = 1.0
@@ -136,7 +136,7 @@ def default_key_index_path(root: str) -> str:
     return os.path.join(os.path.dirname(path), "key-index")
 
 
-class SparkEngine(InMemoryEngine):
+class SparkEngine(StoreBacked):
     """Tables in Iceberg (files under ``root``, catalog ``catalog`` in the metadata
     database, further catalog properties ``catalog_properties``: an object store's, for
     one), state in ``store``, the key index in ``key_index`` (a local directory; ``key-index``
@@ -160,7 +160,9 @@ class SparkEngine(InMemoryEngine):
         catalog_properties: Mapping[str, str] | None = None,
         orphan_age: float = ORPHAN_AGE,
     ) -> None:
-        super().__init__(exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout)
+        self.store = TransactionalStore(
+            self, exec_mode=exec_mode, lock_wait_timeout=lock_wait_timeout
+        )
         self.root = root.rstrip("/")
         self.key_index_path = key_index or default_key_index_path(self.root)
         self.spark = engine_session(
@@ -171,20 +173,19 @@ class SparkEngine(InMemoryEngine):
         self.max_unflushed_rows = max(max_unflushed_rows, flush_rows)
         self.compact_after = compact_after
         self.snapshot_retention = snapshot_retention
-        self._store = store
+        self._metadata = store
         with active(self.spark):  # recovery and migration commit from the calling thread
             self.iceberg = IcebergCatalog(self.spark, catalog, self.root)
             state = store.load_spark_state()
             reconcile(self.iceberg, state)
             state = migrate(self.spark, self.iceberg, store, state)
-            self._catalog = load_catalog(state)
             self.index = self._open_key_index(state)
-            self._tables = {
+            tables: dict[TableRef, CommittedTable] = {
                 ref: IndexedTable(ref, stored.definition, Content(self.index, stored.id))
                 for ref, stored in state.tables.items()
             }
+            self.store.load(load_catalog(state), tables, state.prepared_xa)
         self._state = state
-        self._prepared = state.prepared_xa
         self._gtids = GtidSet.from_intervals(state.gtids)
         self.snapshots = SnapshotRegistry(self.iceberg, state)
         # _cond guards the commit log and counters below; the flusher waits on it.
@@ -192,7 +193,7 @@ class SparkEngine(InMemoryEngine):
         self._log: list[Commit] = []
         self._log_rows = 0
         self._flushing_rows = 0  # rows of the flush under way (in memory until it ends)
-        self._throttled = 0  # sessions waiting in _throttle
+        self._throttled = 0  # sessions waiting in throttle
         self._commits = 0
         self._durable = 0
         self._maintained = 0  # commits whose flush's maintenance is done
@@ -231,8 +232,8 @@ class SparkEngine(InMemoryEngine):
 
     def __repr__(self) -> str:
         return (
-            f"SparkEngine({self.root!r}, {self.iceberg.name!r}, tables={len(self._tables)}, batch="
-            f"{self._state.last_batch}, {self.stats()})"
+            f"SparkEngine({self.root!r}, {self.iceberg.name!r}, "
+            f"tables={self.store.table_count}, batch={self._state.last_batch}, {self.stats()})"
         )
 
     # -- the key index -------------------------------------------------------------------------
@@ -277,12 +278,6 @@ class SparkEngine(InMemoryEngine):
                 if differences:
                     found[ref] = differences
         return found
-
-    def _new_table(self, ref: TableRef, definition: TableDef) -> CommittedTable:
-        return IndexedTable(ref, definition, Content(self.index, None))
-
-    def _commit_number(self) -> int:
-        return self._commits + 1
 
     # -- the storage-engine interface ----------------------------------------------------------
 
@@ -336,10 +331,24 @@ class SparkEngine(InMemoryEngine):
         with self._cond:
             return self._cond.wait_for(check, timeout)
 
-    def _flush(self, group: int) -> None:
+    def throttled_sessions(self, at_least: int, timeout: float) -> bool:
+        """Wait until ``at_least`` sessions wait in ``throttle`` (False: ``timeout``
+        seconds passed first)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._throttled >= at_least, timeout)
+
+    # -- the store's durability ----------------------------------------------------------------
+
+    def new_table(self, ref: TableRef, definition: TableDef) -> CommittedTable:
+        return IndexedTable(ref, definition, Content(self.index, None))
+
+    def commit_number(self) -> int:
+        return self._commits + 1
+
+    def wait_flushed(self, group: int) -> None:
         """Sessions never wait for a flush (``background_durability``)."""
 
-    def _throttle(self) -> None:
+    def throttle(self) -> None:
         """Back-pressure: while more than ``max_unflushed_rows`` changed rows are committed
         and not flushed (the commit log and the tables' overlays hold them in memory), the
         committing session waits for the flusher, so memory stays bounded whatever the
@@ -359,18 +368,13 @@ class SparkEngine(InMemoryEngine):
             finally:
                 self._throttled -= 1
 
-    def throttled_sessions(self, at_least: int, timeout: float) -> bool:
-        """Wait until ``at_least`` sessions wait in ``_throttle`` (False: ``timeout``
-        seconds passed first)."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._throttled >= at_least, timeout)
-
-    def _committed(
+    def committed(
         self,
         trx: TransactionRef,
         ddl: Sequence[DdlOperation],
-        stages: dict[TableRef, Stage],
+        stages: Mapping[TableRef, Stage],
         xa: XaChanges,
+        tables: Mapping[TableRef, CommittedTable],
     ) -> int:
         changes = tuple(
             TableChanges(
@@ -383,13 +387,13 @@ class SparkEngine(InMemoryEngine):
             for ref, stage in stages.items()
             if stage.changes or stage.deltas
         )
-        rewrites = self._rewrites(ddl) if ddl else {}
-        targets = tuple({id(t): t for t in map(self._tables.__getitem__, stages)}.values())
-        tables = dict(self._tables) if ddl else {}
+        rewrites = _rewrites(ddl, tables) if ddl else {}
+        targets = tuple({id(t): t for t in map(tables.__getitem__, stages)}.values())
+        after = dict(tables) if ddl else {}
         with self._cond:
             self._commits += 1
             commit = Commit(
-                self._commits, trx, changes, tuple(ddl), rewrites, xa or None, targets, tables
+                self._commits, trx, changes, tuple(ddl), rewrites, xa or None, targets, after
             )
             self._log.append(commit)
             self._log_rows += commit.rows
@@ -397,29 +401,13 @@ class SparkEngine(InMemoryEngine):
                 self._cond.notify_all()
             return self._commits
 
-    def _rewrites(self, ddl: Sequence[DdlOperation]) -> dict[TableRef, list[Row]]:
-        """The rows of every table an ALTER in ``ddl`` rewrote, by its final name (called
-        under the mutex, after the DDL ran)."""
-        rewrites: dict[TableRef, list[Row]] = {}
-        for index, operation in enumerate(ddl):
-            if not isinstance(operation, AlterTable):
-                continue
-            ref = operation.table
-            for later in ddl[index + 1 :]:
-                if isinstance(later, RenameTable) and later.old == ref:
-                    ref = later.new
-            table = self._tables.get(ref)
-            if table is not None:
-                rewrites[ref] = table.snapshot()
-        return rewrites
-
     def rows(self, table: TableRef) -> list[Row]:
         """The table's rows; once the engine is closed, as its key index holds them at the
         last commit point (everything committed is flushed then)."""
         with self._cond:
             closed = self._closed
         if not closed:
-            return super().rows(table)
+            return self.store.rows(table)
         stored = self._state.tables.get(table)
         if stored is None:
             raise no_such_table(table)
@@ -507,7 +495,7 @@ class SparkEngine(InMemoryEngine):
                 self.flush_error = None
                 self._forced_failed = False
                 self._flushing_rows = 0
-                self._cond.notify_all()  # sessions waiting in _throttle
+                self._cond.notify_all()  # sessions waiting in throttle
                 durable = self._durable
             self.snapshots.forget_unused_views()
             self._drop_namespaces()
@@ -565,7 +553,7 @@ class SparkEngine(InMemoryEngine):
         self._index_apply(batch, writes)
         self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
         last = commits[-1].number
-        with self._mutex:
+        with self.store.mutex:
             for table in {id(t): t for c in commits for t in c.targets}.values():
                 if isinstance(table, IndexedTable):
                     table.content.drain(last)
@@ -595,7 +583,7 @@ class SparkEngine(InMemoryEngine):
             tables = self._write_changes([commit], after.tables)
         based = self._index_ddl(batch, commit, outcome, after)
         self._record([commit], after.with_tables(tables, last_batch=batch), gtids)
-        with self._mutex:
+        with self.store.mutex:
             for table_id, table in based:
                 table.content.rebase(table_id, commit.number)
         self._dropped_databases |= outcome.dropped_databases
@@ -722,10 +710,10 @@ class SparkEngine(InMemoryEngine):
         state again: it is ``after``, or the commit point did not move there and the error
         stands."""
         try:
-            self._store.commit_spark_state(self._state, after)
+            self._metadata.commit_spark_state(self._state, after)
         except Exception:
             try:
-                landed = self._store.load_spark_state() == after
+                landed = self._metadata.load_spark_state() == after
             except Exception:
                 landed = False
             if not landed:
@@ -823,6 +811,25 @@ class SparkEngine(InMemoryEngine):
             except Exception:
                 logger.warning("could not drop the namespace of %s; tried again later",
                                database, exc_info=True)  # fmt: skip
+
+
+def _rewrites(
+    ddl: Sequence[DdlOperation], tables: Mapping[TableRef, CommittedTable]
+) -> dict[TableRef, list[Row]]:
+    """The rows of every table an ALTER in ``ddl`` rewrote, by its final name (called
+    under the store's mutex, after the DDL ran; ``tables``: the store's tables then)."""
+    rewrites: dict[TableRef, list[Row]] = {}
+    for index, operation in enumerate(ddl):
+        if not isinstance(operation, AlterTable):
+            continue
+        ref = operation.table
+        for later in ddl[index + 1 :]:
+            if isinstance(later, RenameTable) and later.old == ref:
+                ref = later.new
+        table = tables.get(ref)
+        if table is not None:
+            rewrites[ref] = table.snapshot()
+    return rewrites
 
 
 def rebuild_key_index(
