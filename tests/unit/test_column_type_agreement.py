@@ -8,8 +8,8 @@ import pytest
 
 from spark_replica.applier_core.storage import parse_ddl
 from spark_replica.applier_core.storage.column_types import parse_type
-from spark_replica.applier_core.storage.ddl import CreateTable
 from spark_replica.applier_core.storage.ddl_convert import Kind, sql_type, type_converter
+from spark_replica.applier_core.storage.ddl_operations import CreateTable
 from spark_replica.applier_core.storage.spark.types import spark_type
 from spark_replica.sql_handlers.tables.replica_types import type_info
 

@@ -30,22 +30,10 @@ from spark_replica.applier_core.storage import (
     TransactionRef,
     parse_ddl,
 )
-from spark_replica.applier_core.storage.ddl import (
-    AddColumn,
-    AddIndex,
-    AddPrimaryKey,
-    AlterColumn,
-    AlterTable,
-    Catalog,
-    ChangeColumn,
-    ConvertCharset,
-    Default,
-    DropPrimaryKey,
-    RenameColumn,
-    RenameTable,
-    alter_columns,
-)
+from spark_replica.applier_core.storage.ddl import Catalog
+from spark_replica.applier_core.storage.ddl_alter import alter_columns
 from spark_replica.applier_core.storage.ddl_convert import (
+    Default,
     ValueFault,
     fill_converter,
     key_prefix_after,
@@ -53,6 +41,18 @@ from spark_replica.applier_core.storage.ddl_convert import (
     scan_number,
     sql_type,
     type_converter,
+)
+from spark_replica.applier_core.storage.ddl_operations import (
+    AddColumn,
+    AddIndex,
+    AddPrimaryKey,
+    AlterColumn,
+    AlterTable,
+    ChangeColumn,
+    ConvertCharset,
+    DropPrimaryKey,
+    RenameColumn,
+    RenameTable,
 )
 from spark_replica.applier_core.storage.indexes import IndexSpec, KeyPart
 

@@ -6,7 +6,7 @@ The Spark engine lives in ``storage.spark`` (the only place that imports pyspark
 from __future__ import annotations
 
 from spark_replica.applier_core.storage.ddl import Catalog as Catalog
-from spark_replica.applier_core.storage.ddl import DdlOperation as DdlOperation
+from spark_replica.applier_core.storage.ddl_operations import DdlOperation as DdlOperation
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl as parse_ddl
 from spark_replica.applier_core.storage.group_commit import EngineStats as EngineStats
 from spark_replica.applier_core.storage.interface import TRANSIENT_ERRORS as TRANSIENT_ERRORS

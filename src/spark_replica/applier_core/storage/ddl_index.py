@@ -21,7 +21,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.storage.ddl import (
+from spark_replica.applier_core.storage.ddl_constraints import key_expression
+from spark_replica.applier_core.storage.ddl_operations import (
     AddIndex,
     AlterTable,
     DdlOperation,
@@ -29,7 +30,6 @@ from spark_replica.applier_core.storage.ddl import (
     DropPrimaryKey,
     unsupported,
 )
-from spark_replica.applier_core.storage.ddl_constraints import key_expression
 from spark_replica.applier_core.storage.indexes import IndexSpec, KeyPart
 from spark_replica.applier_core.storage.interface import EngineError, IndexKind, TableRef
 

@@ -47,7 +47,18 @@ from spark_replica.applier_core.storage.constraints import (
     foreign_key,
     foreign_key_indexes,
 )
-from spark_replica.applier_core.storage.ddl import (
+from spark_replica.applier_core.storage.ddl_constraints import (
+    Stripped,
+    strip_alter,
+    strip_create,
+)
+from spark_replica.applier_core.storage.ddl_convert import Default
+from spark_replica.applier_core.storage.ddl_index import (
+    column_unique,
+    index_spec,
+    parse_index_statement,
+)
+from spark_replica.applier_core.storage.ddl_operations import (
     AddColumn,
     AddIndex,
     AddPrimaryKey,
@@ -61,7 +72,6 @@ from spark_replica.applier_core.storage.ddl import (
     CreateDatabase,
     CreateTable,
     DdlOperation,
-    Default,
     DropColumn,
     DropDatabase,
     DropIndex,
@@ -73,16 +83,6 @@ from spark_replica.applier_core.storage.ddl import (
     TableCollation,
     TruncateTable,
     unsupported,
-)
-from spark_replica.applier_core.storage.ddl_constraints import (
-    Stripped,
-    strip_alter,
-    strip_create,
-)
-from spark_replica.applier_core.storage.ddl_index import (
-    column_unique,
-    index_spec,
-    parse_index_statement,
 )
 from spark_replica.applier_core.storage.ddl_sequence_parser import (
     parse_sequence_statement,

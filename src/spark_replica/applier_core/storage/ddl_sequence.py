@@ -34,10 +34,12 @@ from typing import NamedTuple, cast
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.ddl import (
     Catalog,
+    apply_operation,
+)
+from spark_replica.applier_core.storage.ddl_operations import (
     CreateTable,
     DdlOperation,
     DropTable,
-    apply_operation,
 )
 from spark_replica.applier_core.storage.interface import (
     Column,

@@ -17,7 +17,12 @@ import re
 from dataclasses import replace
 
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.storage.ddl import CreateTable, DdlOperation, DropTable, unsupported
+from spark_replica.applier_core.storage.ddl_operations import (
+    CreateTable,
+    DdlOperation,
+    DropTable,
+    unsupported,
+)
 from spark_replica.applier_core.storage.ddl_sequence import (
     NO_VALUE,
     RESTART_AT_START,

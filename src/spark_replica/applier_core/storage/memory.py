@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from spark_replica.applier_core.storage.ddl import DdlOperation
+from spark_replica.applier_core.storage.ddl_operations import DdlOperation
 from spark_replica.applier_core.storage.group_commit import EngineStats, GroupCommit
 from spark_replica.applier_core.storage.interface import (
     ExecMode,

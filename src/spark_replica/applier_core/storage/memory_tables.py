@@ -17,10 +17,11 @@ from spark_replica.applier_core.binlog.rows.json_binary import decode_json
 from spark_replica.applier_core.binlog.rows.json_text import JsonText, parse_json, to_text
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.accounts import AccountOperation
-from spark_replica.applier_core.storage.ddl import (
+from spark_replica.applier_core.storage.ddl import Catalog
+from spark_replica.applier_core.storage.ddl_alter import alter_columns
+from spark_replica.applier_core.storage.ddl_operations import (
     AlterDatabase,
     AlterTable,
-    Catalog,
     CreateDatabase,
     CreateTable,
     DdlOperation,
@@ -28,7 +29,6 @@ from spark_replica.applier_core.storage.ddl import (
     DropTable,
     RenameTable,
     TruncateTable,
-    alter_columns,
 )
 from spark_replica.applier_core.storage.enum_names import name_normalizer
 from spark_replica.applier_core.storage.interface import (

@@ -33,7 +33,14 @@ from spark_replica.applier_core.binlog.rows import ABSENT, RowKind
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.accounts import Accounts
 from spark_replica.applier_core.storage.collations import SERVER_DEFAULTS, CharsetDefaults
-from spark_replica.applier_core.storage.ddl import Catalog, DdlOperation, no_such_table, unsupported
+from spark_replica.applier_core.storage.ddl import (
+    Catalog,
+    no_such_table,
+)
+from spark_replica.applier_core.storage.ddl_operations import (
+    DdlOperation,
+    unsupported,
+)
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl
 from spark_replica.applier_core.storage.ddl_sequence import (
     SEQUENCE_LOCK,

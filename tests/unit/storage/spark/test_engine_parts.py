@@ -105,7 +105,9 @@ def test_spark_failures_become_mysql_errors(error: Exception, code: int, message
 
 
 def _ddl_outcome(statements: list[str]) -> tuple[DurableState, DdlOutcome]:
-    from spark_replica.applier_core.storage.ddl import Catalog
+    from spark_replica.applier_core.storage.ddl import (
+        Catalog,
+    )
     from spark_replica.applier_core.storage.ddl_parser import parse_ddl
 
     state = DurableState(frozenset({"d"}), next_table_id=1)

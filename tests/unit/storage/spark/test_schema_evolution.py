@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from spark_replica.applier_core.storage import TableRef
-from spark_replica.applier_core.storage.ddl import Catalog, alter_columns
+from spark_replica.applier_core.storage.ddl import Catalog
+from spark_replica.applier_core.storage.ddl_alter import alter_columns
 from spark_replica.applier_core.storage.ddl_parser import parse_ddl
 from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange, schema_change
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_replica.applier_core.storage.ddl import DdlOperation
+from spark_replica.applier_core.storage.ddl_operations import DdlOperation
 from spark_replica.applier_core.storage.interface import (
     Column,
     Key,

@@ -30,10 +30,11 @@ from types import MappingProxyType
 from typing import get_args
 
 from spark_replica.applier_core.storage.accounts import AccountOperation
-from spark_replica.applier_core.storage.ddl import (
+from spark_replica.applier_core.storage.ddl import Catalog
+from spark_replica.applier_core.storage.ddl_alter import alter_columns
+from spark_replica.applier_core.storage.ddl_operations import (
     AlterDatabase,
     AlterTable,
-    Catalog,
     CreateDatabase,
     CreateTable,
     DdlOperation,
@@ -41,7 +42,6 @@ from spark_replica.applier_core.storage.ddl import (
     DropTable,
     RenameTable,
     TruncateTable,
-    alter_columns,
 )
 from spark_replica.applier_core.storage.interface import TableDef, TableRef
 from spark_replica.applier_core.storage.objects import AlterObject, CreateObject, DropObject

@@ -46,11 +46,11 @@ from typing import Any
 from spark_replica.applier_core import failpoints
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage.ddl import (
+from spark_replica.applier_core.storage.ddl import no_such_table
+from spark_replica.applier_core.storage.ddl_operations import (
     AlterTable,
     DdlOperation,
     RenameTable,
-    no_such_table,
 )
 from spark_replica.applier_core.storage.group_commit import EngineStats
 from spark_replica.applier_core.storage.interface import (

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from spark_replica.applier_core.storage.column_types import parse_type
-from spark_replica.applier_core.storage.ddl import AlteredTable
+from spark_replica.applier_core.storage.ddl_alter import AlteredTable
 from spark_replica.applier_core.storage.interface import Column, TableDef
 from spark_replica.applier_core.storage.spark.types import SparkType, nullable, spark_type
 

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from spark_replica.applier_core.progress import GtidInterval
 from spark_replica.applier_core.storage.accounts import Accounts, no_accounts
-from spark_replica.applier_core.storage.ddl import Objects
+from spark_replica.applier_core.storage.ddl_operations import Objects
 from spark_replica.applier_core.storage.interface import (
     CheckConstraint,
     Column,
