@@ -209,19 +209,35 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
-def resident(pid: int) -> tuple[str, int] | None:
-    """The process's name and resident set in bytes (``VmRSS``); None once it is gone."""
-    name, rss = "?", None
+@dataclass(frozen=True, slots=True)
+class Resident:
+    """A process's resident set in bytes (``VmRSS``) and its parts: anonymous memory
+    (``RssAnon``: heaps, what the process allocated) and mapped files (``RssFile``: code,
+    jars, the key index's memory-mapped pages, which the kernel may drop and read again)."""
+
+    name: str
+    rss: int
+    anon: int
+    file: int
+
+
+def resident(pid: int) -> Resident | None:
+    """The process's resident set; None once it is gone."""
+    fields = {"Name:": "?", "VmRSS:": None, "RssAnon:": 0, "RssFile:": 0}
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith("Name:"):
-                    name = line.split()[1]
-                elif line.startswith("VmRSS:"):
-                    rss = int(line.split()[1]) * 1024
+                key, _, rest = line.partition("\t")
+                if key in fields:
+                    value = rest.split()[0]
+                    fields[key] = value if key == "Name:" else int(value) * 1024
     except OSError:
         return None
-    return None if rss is None else (name, rss)
+    rss = fields["VmRSS:"]
+    if rss is None:
+        return None
+    return Resident(str(fields["Name:"]), int(rss), int(fields["RssAnon:"] or 0),
+                    int(fields["RssFile:"] or 0))  # fmt: skip
 
 
 class RssSampler:
@@ -236,6 +252,9 @@ class RssSampler:
         self.peak_total = 0
         self.peak_server_and_jvm = 0
         self.peaks: dict[str, int] = {}
+        #: Each process's peak anonymous and file-backed resident memory (``Resident``).
+        self.peaks_anon: dict[str, int] = {}
+        self.peaks_file: dict[str, int] = {}
         #: ``(seconds since the start, whole tree, server and JVM)`` per sample.
         self.timeline: list[tuple[float, int, int]] = []
         self._pid: int | None = None
@@ -267,12 +286,13 @@ class RssSampler:
             found = resident(pid)
             if found is None:
                 continue
-            name, rss = found
-            key = f"{name}[{pid}]"
-            self.peaks[key] = max(self.peaks.get(key, 0), rss)
-            total += rss
-            if pid == self._pid or name == "java":
-                main += rss
+            key = f"{found.name}[{pid}]"
+            self.peaks[key] = max(self.peaks.get(key, 0), found.rss)
+            self.peaks_anon[key] = max(self.peaks_anon.get(key, 0), found.anon)
+            self.peaks_file[key] = max(self.peaks_file.get(key, 0), found.file)
+            total += found.rss
+            if pid == self._pid or found.name == "java":
+                main += found.rss
         self.peak_total = max(self.peak_total, total)
         self.peak_server_and_jvm = max(self.peak_server_and_jvm, main)
         self.timeline.append((round(time.monotonic() - self._started, 1), total, main))
@@ -309,6 +329,9 @@ class SizeResult:
     #: ... and of the whole process tree (short-lived forks included).
     peak_rss_tree_bytes: int = 0
     peak_rss_by_process: dict[str, int] = field(default_factory=dict)
+    #: Each process's peak anonymous and file-backed resident memory.
+    peak_anon_by_process: dict[str, int] = field(default_factory=dict)
+    peak_file_by_process: dict[str, int] = field(default_factory=dict)
     rss_samples: int = 0
     #: ``(seconds, whole tree, server and JVM)`` every ``SAMPLE_INTERVAL``.
     rss_timeline: list[tuple[float, int, int]] = field(default_factory=list)
@@ -564,6 +587,8 @@ def run_size(work: Path, rows: int, args: argparse.Namespace) -> SizeResult:
     result.peak_rss_tree_bytes = sampler.peak_total
     result.rss_timeline = sampler.timeline
     result.peak_rss_by_process = dict(sampler.peaks)
+    result.peak_anon_by_process = dict(sampler.peaks_anon)
+    result.peak_file_by_process = dict(sampler.peaks_file)
     result.rss_samples = sampler.samples
     show(result)
     return result
@@ -584,9 +609,12 @@ def show(result: SizeResult) -> None:
           f"{result.apply_per_second:>10,.0f} trx/s (executed after "
           f"{result.apply_executed_seconds:.1f} s)   target >= "
           f"{TARGET_APPLY_PER_SECOND:,.0f}: {_mark(targets['apply'])}")  # fmt: skip
-    by_process = ", ".join(f"{name} {rss / gb:.2f} GB"
-                           for name, rss in sorted(result.peak_rss_by_process.items())
-                           if rss >= SHOWN_RSS_BYTES)  # fmt: skip
+    by_process = ", ".join(
+        f"{name} {rss / gb:.2f} GB (anonymous {result.peak_anon_by_process.get(name, 0) / gb:.2f}"
+        f", files {result.peak_file_by_process.get(name, 0) / gb:.2f})"
+        for name, rss in sorted(result.peak_rss_by_process.items())
+        if rss >= SHOWN_RSS_BYTES
+    )
     print(f"  {'peak RSS, server + JVM':<34} {result.peak_rss_bytes / gb:>9.2f} GB "
           f"({by_process})   target <= {TARGET_RSS_BYTES / gb:.1f} GB: "
           f"{_mark(targets['peak_rss'])}")  # fmt: skip

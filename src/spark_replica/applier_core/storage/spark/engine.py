@@ -213,13 +213,9 @@ class SparkEngine(StoreBacked):
         self._forced_failed = False
         #: The commit point moved under the engine (another process): it flushes no more.
         self._refused = False
-        maintenance_spark = engine_session(
-            spark, catalog, store.catalog_url(), self.root, catalog_properties
-        )
-        with active(maintenance_spark):
-            maintenance_catalog = IcebergCatalog(maintenance_spark, catalog, self.root)
         self._maintenance = Maintenance(
-            maintenance_catalog,
+            engine_session(spark, catalog, store.catalog_url(), self.root, catalog_properties),
+            lambda session: IcebergCatalog(session, catalog, self.root),
             lambda: self._state,
             self.snapshots.pinned,
             self._round_done,

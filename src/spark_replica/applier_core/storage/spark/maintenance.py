@@ -30,12 +30,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from spark_replica.applier_core import failpoints
 from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.recovery import purge_dropped
-from spark_replica.applier_core.storage.spark.session import activate
+from spark_replica.applier_core.storage.spark.session import activate, active
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 
 logger = logging.getLogger(__name__)
@@ -55,13 +56,16 @@ _REWRITE_OPTIONS = (
 
 
 class Maintenance:
-    """The maintenance thread of one engine (see the module). ``state`` gives the recorded
-    state, ``pinned(table_id)`` whether a query reads a table, ``done(round, compacted)``
-    takes a finished round's number and the tables it compacted."""
+    """The maintenance thread of one engine (see the module): in its own session ``spark``,
+    on the Iceberg catalog ``open_catalog(spark)`` gives (opened at the first use: not on a
+    restart's way to serving). ``state`` gives the recorded state, ``pinned(table_id)``
+    whether a query reads a table, ``done(round, compacted)`` takes a finished round's
+    number and the tables it compacted."""
 
     def __init__(
         self,
-        catalog: IcebergCatalog,
+        spark: Any,
+        open_catalog: Callable[[Any], IcebergCatalog],
         state: Callable[[], DurableState],
         pinned: Callable[[int], bool],
         done: Callable[[int, list[StoredTable]], None],
@@ -71,8 +75,10 @@ class Maintenance:
         orphan_age: float = ORPHAN_AGE,
         orphan_interval: float = ORPHAN_INTERVAL,
     ) -> None:
-        self.catalog = catalog
-        self.spark = catalog.spark
+        self.spark = spark
+        self._open_catalog = open_catalog
+        self._catalog: IcebergCatalog | None = None
+        self._catalog_lock = threading.Lock()
         self._state = state
         self._pinned = pinned
         self._done = done
@@ -87,6 +93,14 @@ class Maintenance:
         self._busy = False  # a round runs
         self._thread = threading.Thread(target=self._run, name="spark-engine-maintenance")
         self._thread.start()
+
+    @property
+    def catalog(self) -> IcebergCatalog:
+        with self._catalog_lock:
+            if self._catalog is None:
+                with active(self.spark):
+                    self._catalog = self._open_catalog(self.spark)
+            return self._catalog
 
     def request(self, number: int) -> None:
         """Run a round numbered ``number`` (the latest request wins)."""
