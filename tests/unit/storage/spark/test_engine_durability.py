@@ -4,6 +4,7 @@ failed or interrupted flush leaves behind."""
 
 from __future__ import annotations
 
+import random
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -375,6 +376,29 @@ def test_compaction_bounds_the_files_and_keeps_the_content(spark: Any, place: An
             ).collect()
         assert [tuple(r) for r in counts] == [(0, 4), (1, 3)]
         assert sorted(engine.rows(T)) == [(i, "b") for i in range(7)]  # type: ignore[arg-type]
+    finally:
+        engine.close()
+
+
+def test_compaction_sorts_a_keyed_table_by_its_primary_key(spark: Any, place: Any) -> None:
+    """A compacted table with a primary key is written in key order, so a lookup by key
+    skips the files and row groups whose statistics exclude it; a keyless one is packed."""
+    engine = start(spark, place, compact_after=1000)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        ids = list(range(40))
+        random.Random(7).shuffle(ids)
+        for start_at in range(0, 40, 10):
+            writer.rows(T, [RowChange.insert((i, "a")) for i in ids[start_at : start_at + 10]])
+            engine.flush()
+        assert data_files(engine, T) >= 4
+        engine.compact(T)
+        assert data_files(engine, T) == 1
+        stored = engine.durable_state().tables[T]
+        name = engine.iceberg.sql_name(T)
+        rows = engine.spark.sql(f"SELECT id FROM {name} VERSION AS OF {stored.snapshot}")
+        assert [r[0] for r in rows.collect()] == list(range(40))  # the file's order
     finally:
         engine.close()
 

@@ -8,7 +8,11 @@ of its own (its Iceberg commits carry none of the flush's snapshot properties):
    Iceberg's ``rewrite_data_files`` and ``rewrite_position_delete_files`` in file groups
    that commit on their own (``partial-progress``): a group whose files a concurrent flush
    deleted rows from fails Iceberg's validation and is left for a later round, the others
-   commit. A flush that loses such a race the other way is run again (``table_writes``);
+   commit. A flush that loses such a race the other way is run again (``table_writes``).
+   Only the files below ``TARGET_FILE_BYTES`` (the flushes' small ones) or with many of
+   their rows deleted are rewritten, so a round's cost follows what changed since the last
+   one, not the table's size; a table with a primary key is rewritten sorted by it, so a
+   lookup by key reads few files and row groups (their statistics exclude the rest);
 2. expires each compacted table's snapshots older than both ``snapshot_retention`` and its
    recorded snapshot (never the recorded one or a newer one, which a crash recovery or a
    reader may need), unless a query reads the table;
@@ -33,11 +37,12 @@ from collections.abc import Callable
 from typing import Any
 
 from spark_replica.applier_core import failpoints
-from spark_replica.applier_core.storage.interface import TableRef
+from spark_replica.applier_core.storage.interface import TableDef, TableRef
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.recovery import purge_dropped
 from spark_replica.applier_core.storage.spark.session import activate, active
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
+from spark_replica.applier_core.storage.spark.types import quote_name
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +53,15 @@ JOB_GROUP = "spark-replica-maintenance"
 ORPHAN_AGE = 3 * 24 * 3600.0
 #: How often (seconds) one table's orphan files are looked for (it lists the location).
 ORPHAN_INTERVAL = 3600.0
-#: Rewrite options: every file, in groups that commit on their own.
+#: The size of the data files compaction writes; files this big (three quarters of it,
+#: Iceberg's default ``min-file-size-bytes``) are left as they are unless Iceberg's
+#: ``delete-ratio-threshold`` (30 % of their rows deleted) says otherwise.
+TARGET_FILE_BYTES = 128 * 1024 * 1024
+#: Rewrite options: files groups that commit on their own; two small files are enough to
+#: rewrite.
 _REWRITE_OPTIONS = (
-    "map('rewrite-all', 'true', 'partial-progress.enabled', 'true', "
-    "'partial-progress.max-commits', '10')"
+    "map('partial-progress.enabled', 'true', 'partial-progress.max-commits', '10', "
+    f"'min-input-files', '2', 'target-file-size-bytes', '{TARGET_FILE_BYTES}')"
 )
 
 
@@ -179,10 +189,12 @@ class Maintenance:
         return compacted
 
     def compact(self, table: StoredTable) -> None:
-        """Rewrite ``table``'s data and delete files into few."""
+        """Rewrite ``table``'s small data and delete files into few (sorted by its primary
+        key when it has one)."""
         name = self._literal(table.ref)
         procedures = f"{self.catalog.name}.system"
         self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
+                       f"{_sort_by_key(table.definition)}"
                        f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
         self.spark.sql(f"CALL {procedures}.rewrite_position_delete_files(table => '{name}', "
                        f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
@@ -220,7 +232,7 @@ class Maintenance:
 
     def _literal(self, ref: TableRef) -> str:
         """``ref``'s name as a procedure's string argument."""
-        return self.catalog.sql_name(ref).replace("\\", "\\\\").replace("'", "\\'")
+        return _escaped(self.catalog.sql_name(ref))
 
 
 def _timestamp(seconds: float) -> str:
@@ -228,3 +240,18 @@ def _timestamp(seconds: float) -> str:
     millisecond (Iceberg keeps milliseconds)."""
     whole = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
     return f"{whole}.{int(seconds * 1000) % 1000:03d}+00:00"
+
+
+def _sort_by_key(definition: TableDef) -> str:
+    """The arguments of ``rewrite_data_files`` that sort a table by its primary key (none
+    for a table without one: files are then packed as they are)."""
+    if not definition.primary_key:
+        return ""
+    columns = (definition.columns[i].name for i in definition.primary_key)
+    order = ", ".join(f"{quote_name(name)} ASC NULLS FIRST" for name in columns)
+    return f"strategy => 'sort', sort_order => '{_escaped(order)}', "
+
+
+def _escaped(text: str) -> str:
+    """``text`` inside a SQL string literal."""
+    return text.replace("\\", "\\\\").replace("'", "\\'")
