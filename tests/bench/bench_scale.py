@@ -42,6 +42,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_scale.py [--rows 1000000,5000000]
         [--transactions 20000] [--tables 1] [--lookups 200] [--json PATH] [--quick]
+        [--keep DIR]
 """
 
 from __future__ import annotations
@@ -660,6 +661,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="point lookups timed and checked (default 200)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
+    parser.add_argument("--keep", metavar="DIR", type=Path,
+                        help="work in DIR/<rows> and leave it (the server's data directory "
+                             "for a closer look at a restart)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.rows is None:
         args.rows = QUICK_ROWS if args.quick else DEFAULT_ROWS
@@ -685,8 +689,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     }  # fmt: skip
     results: list[SizeResult] = []
     for rows in args.rows:
-        with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-            results.append(run_size(Path(tmp), rows, args))
+        if args.keep is not None:
+            work = args.keep / str(rows)
+            work.mkdir(parents=True)
+            results.append(run_size(work, rows, args))
+        else:
+            with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+                results.append(run_size(Path(tmp), rows, args))
         figures["sizes"].append(results[-1].figures())
         if args.json is not None:  # written after each size: a long run keeps what it did
             figures["load_average_end"] = load_average()

@@ -122,7 +122,7 @@ def test_a_warehouse_on_object_storage_with_its_catalog_properties(tmp_path: Pat
     """``[spark.iceberg]``: the Iceberg catalog's properties, passed through as given (a TOML
     boolean as Iceberg spells it); kept out of the configuration's repr (secrets). Spark's
     own catalog directory and the key index stay in the data directory."""
-    from spark_replica.server.storage import spark_catalog_dir
+    from spark_replica.server.spark_start import spark_catalog_dir
 
     config_file = tmp_path / "replica.toml"
     config_file.write_text(

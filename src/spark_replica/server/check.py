@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spark_replica.metadata import open_store
 from spark_replica.server.config import ConfigError, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
 
@@ -38,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"spark-replica: {error}", file=sys.stderr)
         return 2
     from spark_replica.applier_core.storage.spark.engine import SparkEngine
+    from spark_replica.metadata import open_store
     from spark_replica.server.storage import build_engine
 
     try:

@@ -17,13 +17,12 @@ import signal
 import sys
 
 from spark_replica.server import check, demo, secrets_filter
-from spark_replica.server.app import ReplicaServer
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, ServerConfig, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
 from spark_replica.server.source import cli as source_args
-from spark_replica.server.storage import configured_components
+from spark_replica.server.spark_start import spark_started_early
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -45,7 +44,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
     try:
-        with data_dir_lock(config.data_dir):
+        with data_dir_lock(config.data_dir), spark_started_early(config):
             return _run_server(config)
     except DataDirInUse as error:
         print(f"spark-replica: {error}", file=sys.stderr)
@@ -53,6 +52,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run_server(config: ServerConfig) -> int:
+    # Imported here: while Spark's JVM boots (``spark_started_early``).
+    from spark_replica.server.app import ReplicaServer
+    from spark_replica.server.storage import configured_components
+
     server = ReplicaServer(config, configured_components)
 
     async def run() -> None:

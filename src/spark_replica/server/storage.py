@@ -19,6 +19,7 @@ from spark_replica.applier_core.storage import InMemoryEngine, StorageEngine
 from spark_replica.metadata import MetadataStore
 from spark_replica.server.components import default_components
 from spark_replica.server.config import ServerConfig
+from spark_replica.server.spark_start import session_options
 from spark_replica.sql_handlers.query.interfaces import QueryEngine
 
 logger = logging.getLogger(__name__)
@@ -36,9 +37,7 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
     from spark_replica.applier_core.storage.spark.iceberg import redacted
     from spark_replica.applier_core.storage.spark.session import get_spark
 
-    options = config.spark.session_options()
-    options.setdefault("spark.sql.warehouse.dir", spark_catalog_dir(config))
-    spark = get_spark(options)
+    spark = get_spark(session_options(config))
     properties = config.spark.catalog_properties()
     logger.info("Spark engine: warehouse %s, catalog %s, catalog properties %s",
                 config.warehouse, config.spark.catalog, redacted(properties))  # fmt: skip
@@ -55,17 +54,6 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
         catalog=config.spark.catalog,
         key_index=config.key_index,
     )
-
-
-def spark_catalog_dir(config: ServerConfig) -> str:
-    """Spark's own catalog directory (the engine's tables are in its Iceberg catalog):
-    ``_spark_catalog`` in the warehouse; in the data directory when the warehouse is on
-    object storage, which only Iceberg's file IO reaches (not Hadoop's file systems)."""
-    from spark_replica.applier_core.storage.spark.iceberg import on_object_store
-
-    if on_object_store(config.warehouse):
-        return str(config.data_dir.resolve() / "spark-catalog")
-    return f"{config.warehouse}/_spark_catalog"
 
 
 def query_engine(engine: StorageEngine | None, config: ServerConfig) -> QueryEngine | None:
