@@ -24,9 +24,7 @@ def test_the_memory_engine_starts_no_spark(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_the_session_is_started_on_a_thread_joined_at_the_end(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_the_session_is_started_on_a_thread_joined_at_the_end(spark: Any, tmp_path: Path) -> None:
     """The thread creates (here: finds) the process's session with the server's options and
     is joined when the block ends; the engine's ``get_spark`` then returns that session."""
     from spark_replica.applier_core.storage.spark.session import get_spark

@@ -24,6 +24,7 @@ TOML::
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
     max_unflushed_rows = 250000 # changed rows in memory before commits wait for a flush
+    key_index_memory = 268435456  # bytes of the key index kept mapped between flushes
     compact_after = 16          # flushes per table before compaction
     snapshot_retention = 300    # seconds of Iceberg snapshots kept for time travel
     catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
@@ -71,6 +72,8 @@ class SparkConfig:
     flush_rows: int = 50_000
     #: Changed rows committed and not yet flushed (held in memory) before commits wait.
     max_unflushed_rows: int = 250_000
+    #: Bytes of the key index's file kept mapped in the server's memory between flushes.
+    key_index_memory: int = 256 * 1024 * 1024
     compact_after: int = 16
     snapshot_retention: float = 300.0
     catalog: str = "replica"
@@ -275,6 +278,9 @@ def _spark(raw: object) -> SparkConfig:
             flush_interval=float(raw.get("flush_interval", defaults.flush_interval)),
             flush_rows=int(raw.get("flush_rows", defaults.flush_rows)),
             max_unflushed_rows=int(raw.get("max_unflushed_rows", defaults.max_unflushed_rows)),
+            key_index_memory=_bytes(
+                raw.get("key_index_memory", defaults.key_index_memory), "spark.key_index_memory"
+            ),
             compact_after=int(raw.get("compact_after", defaults.compact_after)),
             snapshot_retention=float(raw.get("snapshot_retention", defaults.snapshot_retention)),
             catalog=str(raw.get("catalog", defaults.catalog)),

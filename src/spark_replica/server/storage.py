@@ -49,6 +49,7 @@ def build_engine(config: ServerConfig, store: MetadataStore) -> StorageEngine:
         flush_interval=config.spark.flush_interval,
         flush_rows=config.spark.flush_rows,
         max_unflushed_rows=config.spark.max_unflushed_rows,
+        key_index_memory=config.spark.key_index_memory,
         compact_after=config.spark.compact_after,
         snapshot_retention=config.spark.snapshot_retention,
         catalog=config.spark.catalog,

@@ -40,6 +40,7 @@ from typing import TypeVar
 import lmdb
 
 from spark_replica.applier_core.storage.interface import Key, Row
+from spark_replica.applier_core.storage.key_index import resident
 from spark_replica.applier_core.storage.key_index.changes import KeyOf, TableChanges
 from spark_replica.applier_core.storage.key_index.codec import (
     CODEC_VERSION,
@@ -105,7 +106,10 @@ class LmdbKeyIndex:
     """The key index of every table, in the LMDB environment at ``path`` (a directory).
 
     ``sync``: each write transaction (one per batch) is on disk when it returns; the batch
-    it records is then the point recovery goes back to.
+    it records is then the point recovery goes back to. ``resident_limit``: once the data
+    file is bigger, the pages reads mapped are dropped from the process's resident set after
+    each write transaction (``resident``; None: never), so the process holds at most about
+    what it read since the last batch.
     """
 
     def __init__(
@@ -116,9 +120,11 @@ class LmdbKeyIndex:
         sync: bool = True,
         max_readers: int = 512,
         max_spare_txns: int = 16,
+        resident_limit: int | None = None,
     ) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
         self.path = Path(path)
+        self.resident_limit = resident_limit
         self._env = lmdb.open(
             str(path), map_size=map_size, max_dbs=4, sync=sync, metasync=sync,
             readahead=False, max_readers=max_readers, max_spare_txns=max_spare_txns,
@@ -421,7 +427,14 @@ class LmdbKeyIndex:
                 self._abort(txn)
                 raise
             self._view = view
+            self._release_pages()
             return result
+
+    def _release_pages(self) -> None:
+        if self.resident_limit is None:
+            return
+        if self._used_bytes() > self.resident_limit:
+            resident.release(self.path.resolve() / "data.mdb")
 
     def _abort(self, txn: lmdb.Transaction[bytes]) -> None:
         """Abort a write transaction with the readers held off: py-lmdb 3.0's abort of a
@@ -430,11 +443,12 @@ class LmdbKeyIndex:
         with self._gates.all_held():
             txn.abort()
 
+    def _used_bytes(self) -> int:
+        return (int(self._env.info()["last_pgno"]) + 1) * int(self._env.stat()["psize"])
+
     def _grow_if_nearly_full(self) -> None:
-        info = self._env.info()
-        used = (info["last_pgno"] + 1) * self._env.stat()["psize"]
-        if used * 4 > info["map_size"] * 3:
-            self._grow(info["map_size"] * 2)
+        if self._used_bytes() * 4 > self.map_size * 3:
+            self._grow(self.map_size * 2)
 
     def _grow(self, size: int) -> None:
         with self._gates.all_held():

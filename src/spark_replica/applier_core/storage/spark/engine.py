@@ -109,6 +109,9 @@ DEFAULT_FLUSH_INTERVAL = 0.5
 DEFAULT_FLUSH_ROWS = 50_000
 #: Changed rows committed and not flushed before committing sessions wait (``throttle``).
 DEFAULT_MAX_UNFLUSHED_ROWS = 250_000
+#: Bytes of the key index's file the process keeps mapped in memory at most between two
+#: flushes (``LmdbKeyIndex.resident_limit``).
+DEFAULT_KEY_INDEX_MEMORY = 256 * 1024 * 1024
 #: Seconds between a waiting session's checks (it is woken at each flush's end too).
 THROTTLE_CHECK = 1.0
 #: Change-log batches a table gathers before compaction rewrites its base.
@@ -154,6 +157,7 @@ class SparkEngine(StoreBacked):
         flush_interval: float = DEFAULT_FLUSH_INTERVAL,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         max_unflushed_rows: int = DEFAULT_MAX_UNFLUSHED_ROWS,
+        key_index_memory: int = DEFAULT_KEY_INDEX_MEMORY,
         compact_after: int = DEFAULT_COMPACT_AFTER,
         snapshot_retention: float = DEFAULT_SNAPSHOT_RETENTION,
         key_index: str | None = None,
@@ -165,6 +169,7 @@ class SparkEngine(StoreBacked):
         )
         self.root = root.rstrip("/")
         self.key_index_path = key_index or default_key_index_path(self.root)
+        self.key_index_memory = key_index_memory
         self.spark = engine_session(
             spark, catalog, store.catalog_url(), self.root, catalog_properties
         )
@@ -239,11 +244,11 @@ class SparkEngine(StoreBacked):
         rebuilt from the tables."""
         path = self.key_index_path
         try:
-            index = LmdbKeyIndex(path)
+            index = LmdbKeyIndex(path, resident_limit=self.key_index_memory)
         except KeyIndexIncompatible as error:
             logger.warning("the key index is rebuilt: %s", error)
             LmdbKeyIndex.remove(path)
-            index = LmdbKeyIndex(path)
+            index = LmdbKeyIndex(path, resident_limit=self.key_index_memory)
         try:
             try:
                 index.align(state.last_batch)

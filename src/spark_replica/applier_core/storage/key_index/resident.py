@@ -1,0 +1,52 @@
+"""Keeping the key index's pages out of the process's resident set.
+
+LMDB reads through a read-only shared mapping of its data file: every page a lookup touches
+stays mapped, so the process's resident set grows with the part of the index it has read,
+up to the whole file (a table's size). Those pages are the file's cache, not the process's
+memory: ``release`` drops them from the mapping (``madvise(MADV_DONTNEED)``), which leaves
+them in the OS page cache while memory allows; the next read of one maps it again (a minor
+fault) or reads it from disk. A shared file mapping is never written through here (LMDB
+writes with ``pwrite`` unless ``writemap``), so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import os
+from pathlib import Path
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+_libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_libc.madvise.restype = ctypes.c_int
+
+
+def mappings(path: Path) -> list[tuple[int, int]]:
+    """The ``(address, length)`` of this process's mappings of the file ``path``."""
+    target = os.stat(path)
+    found = []
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 6 or fields[4] != str(target.st_ino):
+                continue
+            if fields[5].rstrip("\n") != str(path):
+                continue
+            start, end = (int(part, 16) for part in fields[0].split("-"))
+            found.append((start, end - start))
+    return found
+
+
+def release(path: Path) -> int:
+    """Drop every page of this process's mappings of ``path`` from its resident set; the
+    bytes of mapping released (0 where the system has no ``/proc`` or refuses)."""
+    released = 0
+    try:
+        spans = mappings(path)
+    except OSError:
+        return 0
+    for address, length in spans:
+        if _libc.madvise(address, length, mmap.MADV_DONTNEED) == 0:
+            released += length
+    return released
