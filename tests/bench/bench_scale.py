@@ -42,7 +42,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_scale.py [--rows 1000000,5000000]
         [--transactions 20000] [--tables 1] [--lookups 200] [--json PATH] [--quick]
-        [--keep DIR]
+        [--keep DIR] [--config FILE]
 """
 
 from __future__ import annotations
@@ -470,7 +470,8 @@ def _until(condition: Callable[[], bool], seconds: float) -> bool:
 
 
 def restart(server: ServerProcess, data: Path, workload: Workload, result: SizeResult,
-            sampler: RssSampler, time_limit: float) -> ServerProcess:  # fmt: skip
+            sampler: RssSampler, time_limit: float,
+            config: Path | None = None) -> ServerProcess:  # fmt: skip
     """SIGTERM ``server``, start it again on ``data``, time it back to serving."""
     start = time.perf_counter()
     code = server.stop()
@@ -478,7 +479,7 @@ def restart(server: ServerProcess, data: Path, workload: Workload, result: SizeR
     if code != 0:
         result.errors.append(f"the server exited with {code} on SIGTERM")
     start = time.perf_counter()
-    again = ServerProcess(data, skip_replica_start=False)
+    again = ServerProcess(data, config, skip_replica_start=False)
     sampler.watch(again.process.pid)
     big = next(iter(workload.final))
     expected = len(workload.final[big])
@@ -570,13 +571,14 @@ def run_size(work: Path, rows: int, args: argparse.Namespace) -> SizeResult:
     sampler = RssSampler().start()
     try:
         with source_process(workload.directory) as source:
-            server = ServerProcess(data)
+            server = ServerProcess(data, args.config)
             try:
                 sampler.watch(server.process.pid)
                 replicate(server, data, source, workload, result, time_limit)
                 if not result.errors:
                     print("  restarting the server", flush=True)
-                    server = restart(server, data, workload, result, sampler, 300.0)
+                    server = restart(server, data, workload, result, sampler, 300.0,
+                                     args.config)  # fmt: skip
                 if not result.errors:
                     query(server.port, workload, result, args.lookups)
             finally:
@@ -661,6 +663,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="point lookups timed and checked (default 200)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="the replica server's configuration file (settings to compare)",
+    )
     parser.add_argument("--keep", metavar="DIR", type=Path,
                         help="work in DIR/<rows> and leave it (the server's data directory "
                              "for a closer look at a restart)")  # fmt: skip

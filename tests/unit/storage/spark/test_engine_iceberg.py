@@ -101,6 +101,8 @@ def test_other_readers_read_the_tables_by_name_with_the_engine_content(
     try:
         table = reader.load_table(("shop", "orders"))
         assert table.current_snapshot().snapshot_id == state.tables[ORDERS].snapshot
+        # Small Parquet row groups: what a writing task buffers, and what a lookup skips.
+        assert table.properties["write.parquet.row-group-size-bytes"] == str(16 << 20)
         arrow = table.scan().to_arrow()
         got = sorted(zip(*(arrow.column(c).to_pylist() for c in ("id", "status", "n")),
                          strict=True))  # fmt: skip

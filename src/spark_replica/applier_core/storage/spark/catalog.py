@@ -32,9 +32,13 @@ REPLACE = "replace"
 #: Where dropped tables wait for the queries that still read them.
 DROPPED = "%replica_dropped"
 #: Properties of every table the engine creates: format v2, row changes merge-on-read
-#: (decision 0017), and old metadata files removed as commits go on.
+#: (decision 0017), old metadata files removed as commits go on, and Parquet row groups of
+#: 16 MiB (Iceberg's default, 128 MiB, is what each writing task buffers: a compaction
+#: with a small driver heap ran out of memory; smaller groups also let a lookup by key
+#: skip more of a sorted file).
 TABLE_PROPERTIES: Mapping[str, str] = {
     "format-version": "2",
+    "write.parquet.row-group-size-bytes": str(16 * 1024 * 1024),
     "write.delete.mode": "merge-on-read",
     "write.update.mode": "merge-on-read",
     "write.merge.mode": "merge-on-read",
