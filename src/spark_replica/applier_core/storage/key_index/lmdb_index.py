@@ -108,8 +108,8 @@ class LmdbKeyIndex:
     ``sync``: each write transaction (one per batch) is on disk when it returns; the batch
     it records is then the point recovery goes back to. ``resident_limit``: once the data
     file is bigger, the pages reads mapped are dropped from the process's resident set after
-    each write transaction (``resident``; None: never), so the process holds at most about
-    what it read since the last batch.
+    each write transaction and every so many reads (``resident.ResidentBound``; None:
+    never), so the process holds about that much of the file at most.
     """
 
     def __init__(
@@ -124,7 +124,6 @@ class LmdbKeyIndex:
     ) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
         self.path = Path(path)
-        self.resident_limit = resident_limit
         self._env = lmdb.open(
             str(path), map_size=map_size, max_dbs=4, sync=sync, metasync=sync,
             readahead=False, max_readers=max_readers, max_spare_txns=max_spare_txns,
@@ -133,6 +132,9 @@ class LmdbKeyIndex:
         self._tables = self._env.open_db(b"tables")
         self._undo = self._env.open_db(b"undo")
         self._data = self._env.open_db(b"data")
+        self._resident = resident.ResidentBound(
+            self.path.resolve() / "data.mdb", resident_limit, self._used_bytes
+        )
         self._write_lock = threading.RLock()
         self._gates = ReaderGates()
         self._closed = False
@@ -196,6 +198,7 @@ class LmdbKeyIndex:
                 return txn.get(table.prefix + stored_key(raw), db=self._data)
             finally:
                 txn.abort()
+                self._resident.read()
 
     def size(self, table_id: int) -> int:
         """The table's rows (a keyless row counted as often as it occurs)."""
@@ -427,14 +430,8 @@ class LmdbKeyIndex:
                 self._abort(txn)
                 raise
             self._view = view
-            self._release_pages()
+            self._resident.wrote()
             return result
-
-    def _release_pages(self) -> None:
-        if self.resident_limit is None:
-            return
-        if self._used_bytes() > self.resident_limit:
-            resident.release(self.path.resolve() / "data.mdb")
 
     def _abort(self, txn: lmdb.Transaction[bytes]) -> None:
         """Abort a write transaction with the readers held off: py-lmdb 3.0's abort of a

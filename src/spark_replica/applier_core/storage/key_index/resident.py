@@ -7,6 +7,11 @@ memory: ``release`` drops them from the mapping (``madvise(MADV_DONTNEED)``), wh
 them in the OS page cache while memory allows; the next read of one maps it again (a minor
 fault) or reads it from disk. A shared file mapping is never written through here (LMDB
 writes with ``pwrite`` unless ``writemap``), so nothing is lost.
+
+A read maps more than the page it needs: the kernel maps the cached pages around a faulting
+one too ("fault-around", 64 KiB by default), so random lookups in a table that was just
+written map the whole file within a few hundred thousand reads. ``ResidentBound`` therefore
+releases after a number of reads, not only after writes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import ctypes
 import ctypes.util
 import mmap
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
@@ -50,3 +56,35 @@ def release(path: Path) -> int:
         if _libc.madvise(address, length, mmap.MADV_DONTNEED) == 0:
             released += length
     return released
+
+
+#: What one read may map at most, for counting: a B-tree path's pages with the kernel's
+#: fault-around (64 KiB each), the upper pages mostly mapped already.
+READ_MAPS = 128 * 1024
+
+
+class ResidentBound:
+    """Keeps the resident pages of the mapped file ``path`` near ``limit`` bytes once the
+    file's used part (``used()``) is bigger: ``read`` counts reads and releases every
+    ``limit // READ_MAPS`` of them, ``wrote`` releases after a write transaction. The
+    count is approximate (threads race on it): the bound is a size, not a promise to the
+    byte."""
+
+    def __init__(self, path: Path, limit: int | None, used: Callable[[], int]) -> None:
+        self.path = path
+        self.limit = limit
+        self._used = used
+        self._every = max(1, (limit or 0) // READ_MAPS)
+        self._reads = 0
+
+    def read(self) -> None:
+        if self.limit is None:
+            return
+        self._reads += 1
+        if self._reads >= self._every:
+            self._reads = 0
+            self.wrote()
+
+    def wrote(self) -> None:
+        if self.limit is not None and self._used() > self.limit:
+            release(self.path)
