@@ -35,7 +35,10 @@ KILLS = soak_size(short=5, long=50)
 TRANSACTIONS = soak_size(short=3000, long=20000)
 #: What ``spark-replica source --generate`` builds from these arguments.
 SPEC = WorkloadSpec(tables=3, rows_per_table=50, transactions=TRANSACTIONS, seed=11)
-SOURCE_ARGS = ("--generate", str(TRANSACTIONS), "--rate", "400", "--tables", "3",
+#: The source writes its transactions over about as long as the kills take (a restart is
+#: 10 to 20 s here), so that each run starts with a different part of them still to come.
+RATE = TRANSACTIONS // (KILLS * 15)
+SOURCE_ARGS = ("--generate", str(TRANSACTIONS), "--rate", str(RATE), "--tables", "3",
                "--rows-per-table", "50", "--seed", "11", "--max-binlog-size", "262144")  # fmt: skip
 CONFIG = """
 [spark]
