@@ -18,7 +18,7 @@ from spark_replica.applier_core.binlog.rows.json_text import JsonText, parse_jso
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.storage.accounts import AccountOperation
 from spark_replica.applier_core.storage.ddl import Catalog
-from spark_replica.applier_core.storage.ddl_alter import alter_columns
+from spark_replica.applier_core.storage.ddl_alter import AlteredTable, alter_columns
 from spark_replica.applier_core.storage.ddl_operations import (
     AlterDatabase,
     AlterTable,
@@ -100,11 +100,29 @@ class CommittedTable:
         rows = self.stored_rows()
         if self.key_of is not None or not self.vectors:
             return list(rows)
+        return [self.plain(row) for row in rows]
+
+    def plain(self, row: Row) -> Row:
+        """A row as stored, its VECTOR values as lists again (a keyless table stores them
+        as tuples: ``hashable``)."""
         vectors = self.vectors
-        return [
-            tuple(list(v) if i in vectors and isinstance(v, tuple) else v for i, v in enumerate(r))
-            for r in rows
-        ]
+        if self.key_of is not None or not vectors:
+            return row
+        return tuple(
+            list(v) if i in vectors and isinstance(v, tuple) else v for i, v in enumerate(row)
+        )
+
+    def altered(self, altered: AlteredTable, new: NewTable) -> CommittedTable:
+        """The table after ALTER TABLE: a new table of its engine (``new``) holding the rows
+        converted to ``altered``'s definition (``AlteredTable.convert_row``) in the order
+        MySQL copies them (key order), re-keyed: a key twice raises 1062. ``self`` is not
+        changed."""
+        table = new(self.ref, altered.definition)
+        rows = _scan_order(self)
+        if not altered.keeps_rows:
+            rows = [altered.convert_row(row, number) for number, row in enumerate(rows, 1)]
+        table.load(rows)
+        return table
 
     # -- writing (under the engine's mutex) ------------------------------------------------
 
@@ -377,15 +395,8 @@ def _(op: RenameTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
 
 @_change_data.register
 def _(op: AlterTable, catalog: Catalog, tables: Tables, new: NewTable) -> None:
-    """The rows converted to the new definition (``AlteredTable.convert_row``) in the order
-    MySQL copies them (key order), and re-keyed: a duplicate of the new key fails (1062)."""
     old = tables[op.table]
-    altered = alter_columns(op, old.definition)
-    table = tables[op.table] = new(op.table, altered.definition)
-    rows = _scan_order(old)
-    if not altered.keeps_rows:
-        rows = [altered.convert_row(row, number) for number, row in enumerate(rows, 1)]
-    table.load(rows)
+    tables[op.table] = old.altered(alter_columns(op, old.definition), new)
 
 
 def _scan_order(table: CommittedTable) -> list[Row]:

@@ -4,6 +4,7 @@ consistency with the commit point (decision 0018)."""
 
 from spark_replica.applier_core.storage.key_index.changes import KeyOf, TableChanges
 from spark_replica.applier_core.storage.key_index.errors import (
+    KeyIndexDuplicate,
     KeyIndexError,
     KeyIndexIncompatible,
     KeyIndexOutOfDate,
@@ -13,6 +14,7 @@ from spark_replica.applier_core.storage.key_index.verify import Difference
 
 __all__ = [
     "Difference",
+    "KeyIndexDuplicate",
     "KeyIndexError",
     "KeyIndexIncompatible",
     "KeyIndexOutOfDate",

@@ -17,8 +17,9 @@ class TableChanges:
     """One table's changes in a batch, applied in this order: ``drop`` (the table is gone,
     if it was there: a table created and dropped within the batch may be named),
     ``replace`` (the table's whole content, creating it: CREATE, TRUNCATE, a rewrite by
-    ALTER; ``key_of`` gives a row's key, None for a keyless table), then ``puts`` (keyed
-    table: key → row, None deleting) or ``deltas`` (keyless: row → change of its count).
+    ALTER; ``key_of`` gives a row's key, None for a keyless table) or ``adopt`` (the content
+    staged under that stage id, ``LmdbKeyIndex.stage``), then ``puts`` (keyed table: key →
+    row, None deleting) or ``deltas`` (keyless: row → change of its count).
 
     ``replace`` is iterated once, or again when the map had to grow during the batch: a
     big table's rows should come from a re-iterable (a list, or an object whose
@@ -30,3 +31,4 @@ class TableChanges:
     replace: Iterable[Row] | None = None
     key_of: KeyOf | None = None
     drop: bool = False
+    adopt: int | None = None

@@ -22,3 +22,11 @@ class KeyIndexOutOfDate(KeyIndexError):
 
 class KeyIndexIncompatible(KeyIndexError):
     """The index was written with another row encoding: remove it and rebuild."""
+
+
+class KeyIndexDuplicate(KeyIndexError):
+    """Rows staged for one table hold a key twice: ``row`` is one of them."""
+
+    def __init__(self, row: tuple[object, ...]) -> None:
+        super().__init__("a key occurs twice in the rows staged")
+        self.row = row

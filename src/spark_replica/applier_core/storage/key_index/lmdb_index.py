@@ -15,6 +15,12 @@ open handles, 2.6 µs per lookup with 2,000 tables against 0.27 µs with 2, meas
 * ``meta``: the last batch applied, the batch the undo records describe, the next
   generation, generations awaiting reclaim, the codec version.
 
+A table's new content can be built outside the batches, a write transaction per chunk of
+rows (``stage``: the rows an ALTER TABLE converted), under a negative *stage id*; the batch
+that records the ALTER gives the table that generation (``TableChanges.adopt``), and the
+stage id is forgotten once the batch is at the commit point (``unstage``). Stages that
+outlive a crash are forgotten when the index is opened again (``drop_stages``).
+
 Keys longer than LMDB's key limit are stored as a prefix and a BLAKE2b digest; a keyed
 table's value then starts with the whole key.
 
@@ -63,6 +69,7 @@ from spark_replica.applier_core.storage.key_index.entries import (
     unpack_generations,
 )
 from spark_replica.applier_core.storage.key_index.errors import (
+    KeyIndexDuplicate,
     KeyIndexError,
     KeyIndexIncompatible,
     KeyIndexOutOfDate,
@@ -356,7 +363,46 @@ class LmdbKeyIndex:
                     return self._load_chunk(txn, generation, chunk, key_of, duplicates)
 
                 self._write(load)
-            self._write(lambda txn: self._install(txn, table_id, generation, key_of))
+
+            def install(txn: lmdb.Transaction[bytes]) -> None:
+                self._forget(txn, table_id)
+                self._install(txn, table_id, generation, key_of)
+
+            self._write(install)
+
+    def stage(self, rows: Iterable[Row], key_of: KeyOf | None) -> int:
+        """Load ``rows`` as a new content outside any batch, a write transaction per chunk
+        (the undo records stay as they are); the stage id (negative) it is read under until
+        a batch adopts it. A key twice raises KeyIndexDuplicate (naming one of its rows);
+        an error from ``rows`` or a crash meanwhile leaves nothing staged (the rows loaded
+        so far are reclaimed)."""
+        with self._write_lock:
+            self._check_open()
+            generation = self._write(self._allocate_generation)
+            for chunk in _chunks(rows, CHUNK_ROWS):
+
+                def load(txn: lmdb.Transaction[bytes], chunk: list[Row] = chunk) -> int:
+                    return self._load_chunk(txn, generation, chunk, key_of)
+
+                try:
+                    self._write(load)
+                except _ChunkDuplicate as error:
+                    raise KeyIndexDuplicate(self._duplicate(error.items)) from None
+            stage = -generation
+            self._write(lambda txn: self._install(txn, stage, generation, key_of))
+            return stage
+
+    def unstage(self, stage: int) -> None:
+        """Forget stage ``stage``; its rows are reclaimed unless a table adopted them."""
+        with self._write_lock:
+            self._check_open()
+            self._write(lambda txn: self._unstage(txn, stage))
+
+    def drop_stages(self) -> None:
+        """Forget every stage (left by a crash: at opening, before any batch)."""
+        for stage in self.table_ids():
+            if stage < 0:
+                self.unstage(stage)
 
     def drop_table(self, table_id: int) -> None:
         """Forget a table outside any batch (during a rebuild); discards the undo records."""
@@ -497,14 +543,20 @@ class LmdbKeyIndex:
             if changes.drop and table is not None:
                 retired.append(table.generation)
                 table = None
-            if changes.replace is not None:
+            if changes.replace is not None or changes.adopt is not None:
                 if table is not None:
                     retired.append(table.generation)
+            if changes.replace is not None:
                 generation = self._meta_int(txn, _NEXT_GENERATION) + 1
                 txn.put(_NEXT_GENERATION, U64.pack(generation), db=self._meta)
                 created.append(generation)
                 rows = self._load(txn, generation, changes.replace, changes.key_of)
                 table = TableEntry(U64.pack(generation), changes.key_of is not None, rows)
+            elif changes.adopt is not None:
+                staged = txn.get(TABLE_ID.pack(changes.adopt), db=self._tables)
+                if staged is None:
+                    raise KeyIndexError(f"batch {batch} adopts stage {changes.adopt}, unknown")
+                table = TableEntry.parse(staged)  # not created: an undo keeps the staged rows
             if changes.puts or changes.deltas:
                 if table is None:
                     raise KeyIndexError(f"batch {batch} changes table {table_id}, unknown")
@@ -596,7 +648,7 @@ class LmdbKeyIndex:
                 append = not cursor.last() or cursor.key() < items[0][0]
                 consumed, added = cursor.putmulti(items, overwrite=False, append=append)
                 if added != consumed:
-                    raise KeyIndexError(f"duplicate keys in the rows loaded into {generation}")
+                    raise _ChunkDuplicate(generation, items)
                 return len(rows)
             added = 0
             for stored, value in items:
@@ -620,6 +672,17 @@ class LmdbKeyIndex:
             txn.put(stored, bag_value(count, raw, exact, row, previous), db=self._data)
         return len(rows)
 
+    def _duplicate(self, items: list[tuple[bytes, bytes]]) -> Row:
+        """A row of ``items`` (a chunk refused for a key twice, sorted) whose key occurs
+        twice in it or is already in the index."""
+        previous = None
+        with self._reading() as txn:
+            for stored, value in items:
+                if stored == previous or txn.get(stored, db=self._data) is not None:
+                    return keyed_row(stored[8:], value)[1]
+                previous = stored
+        raise KeyIndexError("a chunk refused for a key twice holds none")  # pragma: no cover
+
     def _install(
         self,
         txn: lmdb.Transaction[bytes],
@@ -627,7 +690,7 @@ class LmdbKeyIndex:
         generation: int,
         key_of: KeyOf | None,
     ) -> None:
-        """Make ``generation`` the table's content (the end of ``rebuild``)."""
+        """Name ``generation`` (loaded) ``table_id``'s content; it is no garbage then."""
         prefix = U64.pack(generation)
         rows = 0
         cursor = txn.cursor(db=self._data)
@@ -638,9 +701,17 @@ class LmdbKeyIndex:
         garbage = unpack_generations(txn.get(_GARBAGE, db=self._meta))
         garbage.remove(generation)
         txn.put(_GARBAGE, pack_generations(garbage), db=self._meta)
-        self._forget(txn, table_id)
         table = TableEntry(prefix, key_of is not None, rows)
         txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
+
+    def _unstage(self, txn: lmdb.Transaction[bytes], stage: int) -> None:
+        raw = txn.pop(TABLE_ID.pack(stage), db=self._tables)
+        if raw is None:
+            return
+        generation = TableEntry.parse(raw).generation
+        entries = txn.cursor(db=self._tables)
+        if all(TableEntry.parse(raw).generation != generation for _, raw in entries):
+            self._add_garbage(txn, [generation])
 
     def _forget(self, txn: lmdb.Transaction[bytes], table_id: int) -> None:
         self._discard_undo(txn)
@@ -757,6 +828,14 @@ class Snapshot:
     def size(self, table_id: int) -> int:
         table = self._index._table(self._txn, table_id)
         return 0 if table is None else table.rows
+
+
+class _ChunkDuplicate(KeyIndexError):
+    """A chunk of keyed rows loaded holds a key twice, or one already there."""
+
+    def __init__(self, generation: int, items: list[tuple[bytes, bytes]]) -> None:
+        super().__init__(f"duplicate keys in the rows loaded into {generation}")
+        self.items = items
 
 
 def _chunks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:

@@ -3,16 +3,17 @@ changes per table a run of them makes.
 
 Each committed transaction leaves a ``Commit`` (in commit order, recorded under the engine's
 mutex): its staged changes per table, its DDL, and for tables its DDL rewrote (ALTER TABLE) the
-table's content right after it. A flush keeps one change per key (the last one wins) for a
-keyed table and one summed count change per row for a keyless one, so it writes no more rows
-than the tables it touches have changed keys.
+table's content right after it: the rows themselves when the table was in memory whole, else
+where the ALTER staged them in the key index (``Staged``). A flush keeps one change per key
+(the last one wins) for a keyed table and one summed count change per row for a keyless
+one, so it writes no more rows than the tables it touches have changed keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from spark_replica.applier_core.storage.ddl_operations import DdlOperation
 from spark_replica.applier_core.storage.interface import (
@@ -41,16 +42,29 @@ class TableChanges:
 
 
 @dataclass(frozen=True, slots=True)
+class Staged:
+    """A rewritten table's rows, staged in the key index under ``stage`` by its ALTER;
+    ``plain`` turns a row as the index holds it into one to write."""
+
+    stage: int
+    plain: Callable[[Row], Row]
+
+
+#: A rewritten table's content right after its DDL.
+Rewrite: TypeAlias = list[Row] | Staged
+
+
+@dataclass(frozen=True, slots=True)
 class Commit:
     """A committed transaction waiting to be made durable. ``number`` counts commits from 1
     in commit order; ``rewrites`` holds, for each table an ALTER in ``ddl`` rewrote, its rows
-    right after the transaction."""
+    right after the transaction (``Rewrite``)."""
 
     number: int
     trx: TransactionRef
     changes: tuple[TableChanges, ...]
     ddl: tuple[DdlOperation, ...] = ()
-    rewrites: dict[TableRef, list[Row]] = field(default_factory=dict)
+    rewrites: dict[TableRef, Rewrite] = field(default_factory=dict)
     #: The prepared XA transactions it kept and took (``storage.prepared_xa``).
     xa: XaChanges | None = None
     #: The engine's table objects it changed (their overlay entries go once it is flushed).

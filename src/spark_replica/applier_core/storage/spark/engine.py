@@ -71,7 +71,13 @@ from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory_tables import CommittedTable, Stage, hashable
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
-from spark_replica.applier_core.storage.spark.commit_log import Commit, TableChanges, collect
+from spark_replica.applier_core.storage.spark.commit_log import (
+    Commit,
+    Rewrite,
+    Staged,
+    TableChanges,
+    collect,
+)
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
@@ -95,9 +101,9 @@ from spark_replica.applier_core.storage.spark.state import (
     StoredTable,
 )
 from spark_replica.applier_core.storage.spark.table_writes import (
+    append_rows,
     iter_rows,
     write_changes,
-    write_rows,
 )
 from spark_replica.applier_core.storage.store import StoreBacked, TransactionalStore
 
@@ -255,6 +261,7 @@ class SparkEngine(StoreBacked):
             except KeyIndexOutOfDate as error:
                 logger.warning("the key index is rebuilt: %s", error)
             else:
+                index.drop_stages()  # of ALTERs a crash cut off
                 if set(index.table_ids()) == {t.id for t in state.tables.values()}:
                     return index
                 logger.warning("the key index does not hold the recorded tables: rebuilt")
@@ -587,6 +594,9 @@ class SparkEngine(StoreBacked):
         with self.store.mutex:
             for table_id, table in based:
                 table.content.rebase(table_id, commit.number)
+        for rewrite in commit.rewrites.values():
+            if isinstance(rewrite, Staged):
+                self.index.unstage(rewrite.stage)  # adopted: its rows stay
         self._dropped_databases |= outcome.dropped_databases
 
     def _index_ddl(
@@ -609,22 +619,25 @@ class SparkEngine(StoreBacked):
             if not isinstance(table, IndexedTable):
                 continue
             rewritten = created or stored.id in outcome.evolved
-            rows = commit.rewrites.get(ref, []) if rewritten else []
+            rewrite = commit.rewrites.get(ref, []) if rewritten else []
+            staged = rewrite.stage if isinstance(rewrite, Staged) else None
+            rows = [] if isinstance(rewrite, Staged) else rewrite
             if table.key_of is None:
                 rows = [hashable(row) for row in rows]
             changes = pending.get(ref)
             writes[stored.id] = IndexChanges(
                 puts=changes.keyed if changes else {},
                 deltas=changes.deltas if changes else {},
-                replace=rows,
+                replace=None if staged is not None else rows,
                 key_of=table.key_of,
                 drop=stored.id in writes,
+                adopt=staged,
             )
             based.append((stored.id, table))
         self._index_apply(batch, writes)
         return based
 
-    def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, list[Row]]) -> DurableState:
+    def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, Rewrite]) -> DurableState:
         """Run ``outcome``'s catalog steps and create its tables; the state with their
         snapshots."""
         catalog = self.iceberg
@@ -649,9 +662,12 @@ class SparkEngine(StoreBacked):
             changes = 0
             if table.id in outcome.created:
                 catalog.create(ref, table.definition, table.id)
-                rows = rewrites.get(ref)
-                if rows:
-                    write_rows(self.spark, catalog, table, rows)
+                rewrite = rewrites.get(ref)
+                if isinstance(rewrite, Staged):
+                    rows = map(rewrite.plain, self.index.rows(rewrite.stage))
+                    append_rows(self.spark, catalog, table, rows)
+                elif rewrite:
+                    append_rows(self.spark, catalog, table, rewrite)
             elif table.id not in outcome.touched:
                 continue
             elif table.id in outcome.evolved:
@@ -816,10 +832,11 @@ class SparkEngine(StoreBacked):
 
 def _rewrites(
     ddl: Sequence[DdlOperation], tables: Mapping[TableRef, CommittedTable]
-) -> dict[TableRef, list[Row]]:
-    """The rows of every table an ALTER in ``ddl`` rewrote, by its final name (called
-    under the store's mutex, after the DDL ran; ``tables``: the store's tables then)."""
-    rewrites: dict[TableRef, list[Row]] = {}
+) -> dict[TableRef, Rewrite]:
+    """The content of every table an ALTER in ``ddl`` rewrote, by its final name (called
+    under the store's mutex, after the DDL ran; ``tables``: the store's tables then): its
+    stage in the key index, or its rows when it was in memory whole."""
+    rewrites: dict[TableRef, Rewrite] = {}
     for index, operation in enumerate(ddl):
         if not isinstance(operation, AlterTable):
             continue
@@ -828,7 +845,10 @@ def _rewrites(
             if isinstance(later, RenameTable) and later.old == ref:
                 ref = later.new
         table = tables.get(ref)
-        if table is not None:
+        if isinstance(table, IndexedTable) and not table.content.complete:
+            assert table.content.table_id is not None
+            rewrites[ref] = Staged(table.content.table_id, table.plain)
+        elif table is not None:
             rewrites[ref] = table.snapshot()
     return rewrites
 

@@ -16,18 +16,30 @@ the last flushed one). A reader that holds a row's lock and finds no overlay ent
 index, which already holds the value: an entry is removed only after the index has it, and
 nobody else writes that row meanwhile. ``rebase`` (after a flushed DDL) names the index
 table id first, then clears ``complete``, then drains, so a reader never misses both.
+
+ALTER TABLE on a table the index holds streams its rows, in the index's key order with the
+overlay merged in, through the conversion into a *stage* of the index (``LmdbKeyIndex.stage``,
+a chunk of rows per write transaction): the new table reads the stage until the flush of the
+ALTER gives it an index table id (``rebase``); the table is never in memory whole. A reader
+that misses under the stage id while the rebase happens looks again under the new id.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
+from spark_replica.applier_core.storage.ddl_alter import AlteredTable
 from spark_replica.applier_core.storage.interface import Key, Row, TableDef, TableRef
-from spark_replica.applier_core.storage.key_index import LmdbKeyIndex
+from spark_replica.applier_core.storage.key_index import KeyIndexDuplicate, LmdbKeyIndex
+from spark_replica.applier_core.storage.key_index.codec import encode_key
 from spark_replica.applier_core.storage.memory_tables import (
     CommittedTable,
+    NewTable,
     Stage,
     duplicate_key,
     hashable,
@@ -79,7 +91,10 @@ class IndexedTable(CommittedTable):
         table_id = content.table_id
         if content.complete or table_id is None:
             return None
-        return content.index.get(table_id, key)
+        row = content.index.get(table_id, key)
+        if row is None and content.table_id != table_id:  # rebased meanwhile
+            return self.get(key)
+        return row
 
     def count(self, row: Row) -> int:
         content = self.content
@@ -89,7 +104,10 @@ class IndexedTable(CommittedTable):
         table_id = content.table_id
         if content.complete or table_id is None:
             return 0
-        return content.index.count(table_id, row)
+        count = content.index.count(table_id, row)
+        if not count and content.table_id != table_id:  # rebased meanwhile
+            return self.count(row)
+        return count
 
     def items(self) -> list[tuple[Key, Row]]:
         content = self.content
@@ -139,6 +157,50 @@ class IndexedTable(CommittedTable):
             if key in entries:
                 raise duplicate_key(self, key)
             entries[key] = (0, row)
+
+    def altered(self, altered: AlteredTable, new: NewTable) -> CommittedTable:
+        content = self.content
+        if content.complete or content.table_id is None:
+            return super().altered(altered, new)  # the whole content is in the overlay
+        table = IndexedTable(self.ref, altered.definition, Content(content.index, None))
+        rows: Iterable[Row] = self._scan()
+        if not altered.keeps_rows:
+            rows = (altered.convert_row(row, number) for number, row in enumerate(rows, 1))
+        if table.key_of is None:
+            rows = map(hashable, rows)
+        try:
+            stage = content.index.stage(rows, table.key_of)
+        except KeyIndexDuplicate as error:
+            assert table.key_of is not None  # a keyless table has no keys to repeat
+            raise duplicate_key(table, table.key_of(error.row)) from None
+        table.content = Content(content.index, stage)
+        return table
+
+    def _scan(self) -> Iterator[Row]:
+        """Every row, streamed: a keyed table's in the index's key order with the overlay
+        merged in (MySQL's copy reads the clustered index in key order), a keyless
+        table's as stored (VECTOR values as lists)."""
+        content = self.content
+        entries = content.entries
+        assert content.table_id is not None
+        if self.key_of is None:
+            for row, count in content.index.bag_items(content.table_id):
+                if row not in entries:
+                    yield from itertools.repeat(self.plain(row), count)
+            for row, (_, count) in list(entries.items()):
+                yield from itertools.repeat(self.plain(row), count)
+            return
+        overlay = sorted(
+            ((encode_key(key), row) for key, (_, row) in entries.items() if row is not None),
+            key=itemgetter(0),
+        )
+        stored = (
+            (encode_key(key), row)
+            for key, row in content.index.keyed_items(content.table_id)
+            if key not in entries
+        )
+        for _, row in heapq.merge(stored, overlay, key=itemgetter(0)):
+            yield row
 
     def renamed(self, ref: TableRef) -> IndexedTable:
         return IndexedTable(ref, self.definition, self.content)

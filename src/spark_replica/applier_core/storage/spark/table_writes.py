@@ -20,8 +20,9 @@ snapshot (``lost_race``); a slice commits once either way.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -238,13 +239,26 @@ def slices(data: pa.Table, size: int) -> list[pa.Table]:
     return [data.slice(start, per_slice) for start in range(0, rows, per_slice)]
 
 
-def write_rows(
-    spark: Any, catalog: IcebergCatalog, table: StoredTable, rows: Sequence[Row]
+#: Rows handed to Spark at once when a table is filled from a stream of rows.
+APPEND_ROWS = 100_000
+
+
+def append_rows(
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    rows: Iterable[Row],
+    chunk_rows: int = APPEND_ROWS,
 ) -> None:
-    """Append ``rows`` to ``table`` (a table just created for them)."""
+    """Append ``rows`` to ``table`` (a table just created for them), ``chunk_rows`` at a
+    time, each chunk its own commit: a table rewritten by ALTER never sits whole in
+    memory."""
     name = catalog.sql_name(table.ref)
-    data = to_arrow_table(_loose(table.definition), rows)
-    _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
+    columns = _loose(table.definition)
+    iterator = iter(rows)
+    while chunk := list(itertools.islice(iterator, chunk_rows)):
+        data = to_arrow_table(columns, chunk)
+        _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
 
 
 #: Rows read from Spark at once when a table is read whole (rebuilding the key index).
