@@ -12,10 +12,12 @@ A sysbench-shaped table (``id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)`
   restages the key index; MariaDB adds the column instantly.
 
 For each: the seconds from the ALTER's commit until it is durable (the flush returned), and
-the growth of this process's peak RSS over its RSS before the ALTER (``VmHWM``, reset first),
-and the driver JVM's peak. ``--whole`` runs the rewrite once more the way a table held in
-memory is altered (every row read into Python, converted and handed over at once), for the
-ratio. Checks (exit code 1): both sides hold ``--rows`` rows with ``w = 5`` after the rewrite.
+the growth of this process's peak RSS over its RSS before the ALTER (``VmHWM``, reset first;
+it counts the key index's file pages the process maps, which the key index's memory bound
+drops again) and of its anonymous RSS alone (sampled), and the driver JVM's peak.
+``--whole`` runs the rewrite once more the way a table held in memory is altered (every
+row read into Python, converted and handed over at once), for the ratio. Checks (exit code
+1): both sides hold ``--rows`` rows with ``w = 5`` after the rewrite.
 
 Usage (from the repository root)::
 
@@ -30,6 +32,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,9 +70,32 @@ ALTERS = (
 MB = 1024 * 1024
 
 
-def rss(pid: int | str = "self") -> int:
-    value = _status(os.getpid() if pid == "self" else int(pid)).get("VmRSS", "0 kB")
+def rss(field: str = "VmRSS") -> int:
+    """This process's ``field`` of /proc/self/status, in bytes."""
+    value = _status(os.getpid()).get(field, "0 kB")
     return int(value.split()[0]) * 1024
+
+
+class AnonPeak:
+    """The peak of this process's anonymous RSS (``RssAnon``: its own memory, not the key
+    index's file pages the kernel maps and drops), sampled every 20 ms on a thread."""
+
+    def __init__(self) -> None:
+        self.peak = rss("RssAnon")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="bench-anon-peak")
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, rss("RssAnon"))
+
+    def __enter__(self) -> AnonPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def replica_alters(
@@ -92,7 +118,8 @@ def replica_alters(
             runs.append(("rewrite whole", ALTERS[0][1], "u"))
         for label, statement, name in runs:
             gc.collect()
-            before = rss()
+            before, anon_before = rss(), rss("RssAnon")
+            sampler = AnonPeak().__enter__()
             _reset_peak("self")
             if jvm is not None:
                 _reset_peak(jvm)
@@ -108,12 +135,14 @@ def replica_alters(
             staged = time.perf_counter() - start
             engine.flush()
             seconds = time.perf_counter() - start
+            sampler.__exit__()
             peak = _vm_hwm(os.getpid()) or 0
             figures[label] = {
                 "seconds": round(seconds, 2),
                 "commit seconds": round(staged, 2),
                 "rows/s": round(len(rows) / seconds),
                 "python peak growth MB": round((peak - before) / MB),
+                "python anonymous peak growth MB": round((sampler.peak - anon_before) / MB),
                 "jvm peak MB": round((_vm_hwm(jvm) or 0) / MB) if jvm is not None else None,
             }
             print(label, figures[label], flush=True)

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
@@ -71,7 +70,7 @@ for _path in (_REPO / "src", _REPO):
 import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess  # noqa: E402
-from tests.helpers.process import ServerProcess, durable_count  # noqa: E402
+from tests.helpers.process import ServerProcess, durable_count, process_tree  # noqa: E402
 from tests.helpers.replica_channel import CHANNEL, change_source_at, status  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
 
@@ -183,33 +182,6 @@ class Workload:
 
 
 # -- the resident sets -----------------------------------------------------------------------
-def _children() -> dict[int, list[int]]:
-    """Every process's children, by parent pid (from ``/proc/<pid>/stat``)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append(int(entry))
-    return children
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and every process under it."""
-    children, found, pending = _children(), [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending.extend(children.get(current, ()))
-    return found
-
-
 @dataclass(frozen=True, slots=True)
 class Resident:
     """A process's resident set in bytes (``VmRSS``) and its parts: anonymous memory

@@ -107,3 +107,42 @@ def durable_count(data_dir: Path) -> int:
             "SELECT source_uuid, gtid_tag, interval_start, interval_end FROM gtid_executed"
         ).fetchall()
     return GtidSet.from_intervals(rows).count()
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, by parent pid (from ``/proc/<pid>/stat``)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(parent, []).append(int(entry))
+    return children
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process under it."""
+    children, found, pending = _children(), [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(children.get(current, ()))
+    return found
+
+
+def java_child(pid: int) -> int:
+    """The ``java`` process directly under ``pid`` (a server's Spark driver JVM)."""
+    for child in _children().get(pid, ()):
+        try:
+            with open(f"/proc/{child}/comm", encoding="utf-8") as handle:
+                if handle.read().strip() == "java":
+                    return child
+        except OSError:
+            continue
+    raise LookupError(f"no java process under {pid}")

@@ -7,7 +7,6 @@ generator's content (nothing lost, nothing applied twice), with every GTID recor
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,11 @@ import pytest
 from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.failpoints import ENVIRONMENT
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage.spark.engine import SparkEngine
-from spark_replica.metadata.factory import open_store
+from tests.helpers.crash_suite import assert_tables, finish_relay_log_channel
 from tests.helpers.process import server_process
-from tests.helpers.server import connect, executed_gtids
+from tests.helpers.server import connect
 from tests.system.test_spark_kill import CSA_CHANNEL as CHANNEL
-from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
+from tests.unit.csa_apply.harness import copy_into_relay_log, generate
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -64,24 +62,6 @@ def test_a_kill_at_a_failpoint_loses_and_duplicates_nothing(
             cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
         assert server.wait(WAIT) == -signal.SIGKILL  # the failpoint was reached
 
-    with server_process(data, config) as server:
-        with connect(server.port) as conn, conn.cursor() as cursor:
-            cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-            deadline = time.monotonic() + WAIT
-            while not everything.is_subset(executed_gtids(cursor)):
-                assert time.monotonic() < deadline, "the channel did not finish"
-                time.sleep(0.2)
-            cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
-            status = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
-            assert status["Last_SQL_Errno"] == 0, status["Last_SQL_Error"]
-        assert server.stop() == 0
+    finish_relay_log_channel(data, config, everything)
 
-    store = open_store(f"sqlite:///{data / 'metadata.db'}")
-    engine = SparkEngine(spark, str(data / "warehouse"), store, key_index=str(data / "key-index"))
-    try:
-        assert engine_content(engine) == content
-        assert GtidSet.from_intervals(engine.durable_state().gtids) == everything
-        assert engine.check_index() == {}
-    finally:
-        engine.close()
-        store.close()
+    assert_tables(spark, data, content, everything)

@@ -17,16 +17,20 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage.spark.engine import SparkEngine
-from spark_replica.metadata.factory import open_store
-from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess
+from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from tests.helpers.builtin_source import SourceProcess
+from tests.helpers.crash_suite import (
+    WAIT,
+    assert_tables,
+    data_dir,
+    expected,
+    finish_source_channel,
+    set_up_source_channel,
+)
 from tests.helpers.process import durable_count, server_process
-from tests.helpers.replica_channel import change_source_at, executed, status
+from tests.helpers.replica_channel import executed
 from tests.helpers.server import connect
 from tests.helpers.soak import soak_size
-from tests.unit.csa_apply.harness import engine_content
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak, pytest.mark.timeout(7200)]
 
@@ -47,28 +51,18 @@ compact_after = 2
 [spark.options]
 "spark.ui.enabled" = "false"
 """
-WAIT = 300.0
 
 
 def test_sigkill_while_receiving_and_applying_loses_and_duplicates_nothing(
     spark: Any, tmp_path: Path
 ) -> None:
-    transactions, content = simulate(SPEC)
-    everything = GtidSet.parse(f"{SPEC.server_uuid}:1-{len(transactions)}")
-    data, config = tmp_path / "data", tmp_path / "replica.toml"
-    config.write_text(CONFIG)
+    total, content, everything = expected(SPEC)
+    data, config = data_dir(tmp_path, CONFIG)
     rng = random.Random(SEED)
     progress: list[int] = []
     source = SourceProcess(tmp_path / "source", *SOURCE_ARGS).start()
     try:
-        with server_process(data, config) as server:
-            with connect(server.port) as conn, conn.cursor() as cursor:
-                cursor.execute(change_source_at(
-                    "127.0.0.1", source.port, REPL_USER, REPL_PASSWORD, GET_SOURCE_PUBLIC_KEY=1,
-                    SOURCE_CONNECT_RETRY=1, REQUIRE_ROW_FORMAT=1, GTID_ONLY=1, APPLIER_VERSION=2,
-                    APPLIER_WORKER_COUNT=4,
-                ))  # fmt: skip
-            assert server.stop() == 0
+        set_up_source_channel(data, config, source.port)
         for _ in range(KILLS):
             # The channel starts with the server: no START REPLICA after a crash.
             with server_process(data, config, skip_replica_start=False) as server:
@@ -78,29 +72,13 @@ def test_sigkill_while_receiving_and_applying_loses_and_duplicates_nothing(
                     # Kill once this run has made a batch of its own durable, at a random
                     # moment within the next receives, flushes and compactions.
                     deadline = time.monotonic() + WAIT
-                    while durable_count(data) <= before < len(transactions):
+                    while durable_count(data) <= before < total:
                         assert time.monotonic() < deadline, "the channel makes nothing durable"
                         time.sleep(0.05)
                     time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not an ordering
                 server.kill()
-        with server_process(data, config, skip_replica_start=False) as server:
-            with connect(server.port) as conn, conn.cursor() as cursor:
-                deadline = time.monotonic() + WAIT
-                while not everything.is_subset(executed(cursor)):
-                    assert time.monotonic() < deadline, status(cursor)
-                    time.sleep(0.2)
-                found = status(cursor)
-                assert (found["Last_SQL_Errno"], found["Last_IO_Errno"]) == (0, 0), found
-                cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
-            assert server.stop() == 0
+        finish_source_channel(data, config, everything)
     finally:
         source.stop()
     assert len(set(progress)) > KILLS // 2, progress  # the kills landed at different points
-    store = open_store(f"sqlite:///{data / 'metadata.db'}")
-    engine = SparkEngine(spark, str(data / "warehouse"), store)
-    try:
-        assert engine_content(engine) == content
-        assert GtidSet.from_intervals(engine.durable_state().gtids) == everything
-    finally:
-        engine.close()
-        store.close()
+    assert_tables(spark, data, content, everything)

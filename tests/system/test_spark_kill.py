@@ -25,12 +25,11 @@ import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage.spark.engine import SparkEngine
-from spark_replica.metadata.factory import open_store
+from tests.helpers.crash_suite import assert_tables, finish_relay_log_channel
 from tests.helpers.process import durable_count, server_process
 from tests.helpers.server import connect, executed_gtids
 from tests.helpers.soak import soak_size
-from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
+from tests.unit.csa_apply.harness import copy_into_relay_log, generate
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak, pytest.mark.timeout(7200)]
 
@@ -102,27 +101,8 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
                 time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not an ordering
             server.kill()
 
-    with server_process(data, config) as server:
-        with connect(server.port) as conn, conn.cursor() as cursor:
-            for statement in settings:
-                cursor.execute(statement)
-            cursor.execute("START REPLICA SQL_THREAD FOR CHANNEL 'c1'")
-            deadline = time.monotonic() + WAIT
-            while not everything.is_subset(executed_gtids(cursor)):
-                assert time.monotonic() < deadline, "the channel did not finish"
-                time.sleep(0.2)
-            cursor.execute("SHOW REPLICA STATUS FOR CHANNEL 'c1'")
-            status = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
-            assert status["Last_SQL_Errno"] == 0, status["Last_SQL_Error"]
-        assert server.stop() == 0
+    finish_relay_log_channel(data, config, everything, settings)
 
     # The kills landed at different points: progress was made between some and not others.
     assert len(set(progress)) > kills // 2, progress
-    store = open_store(f"sqlite:///{data / 'metadata.db'}")
-    engine = SparkEngine(spark, str(data / "warehouse"), store)
-    try:
-        assert engine_content(engine) == content
-        assert GtidSet.from_intervals(engine.durable_state().gtids) == everything
-    finally:
-        engine.close()
-        store.close()
+    assert_tables(spark, data, content, everything)

@@ -68,6 +68,9 @@ class ReplicaServer:
         self._closed = False
         self.store: MetadataStore | None = None
         self.context: ReplicaContext | None = None
+        #: Why the storage engine failed (``StorageEngine.on_failure``); None while it works.
+        self.failure: str | None = None
+        self._failed: asyncio.Event | None = None
 
     def open(self) -> ReplicaContext:
         """Open the data directory and metadata store and load every channel."""
@@ -133,6 +136,15 @@ class ReplicaServer:
             identity_provider=ReplicaIdentityProvider(self.store, self.components.engine),
             ssl=self.config.ssl_context(),
         )
+        self._failed = asyncio.Event()
+        engine = self.components.engine
+        if engine is not None:
+            loop = asyncio.get_running_loop()
+
+            def failed(reason: str) -> None:  # on the engine's thread
+                loop.call_soon_threadsafe(self._engine_failed, reason)
+
+            engine.on_failure(failed)
         await self._server.start_server(host=self.config.bind, port=self.config.port)
         logger.info("listening on %s:%d", self.config.bind, self.port)
         if not self.config.skip_replica_start:
@@ -145,6 +157,19 @@ class ReplicaServer:
         if self._server is None or not self._server.sockets():
             return self.config.port
         return int(self._server.sockets()[0].getsockname()[1])
+
+    def _engine_failed(self, reason: str) -> None:
+        logger.error("the storage engine failed: %s", reason)
+        self.failure = reason
+        assert self._failed is not None
+        self._failed.set()
+
+    async def wait_failed(self) -> str:
+        """Wait until the storage engine fails (``start`` first); why."""
+        assert self._failed is not None
+        await self._failed.wait()
+        assert self.failure is not None
+        return self.failure
 
     async def serve_forever(self) -> None:
         assert self._server is not None

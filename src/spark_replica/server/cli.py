@@ -58,7 +58,7 @@ def _run_server(config: ServerConfig) -> int:
 
     server = ReplicaServer(config, configured_components)
 
-    async def run() -> None:
+    async def run() -> int:
         await server.start()
         print(f"spark-replica: listening on {config.bind}:{server.port}", flush=True)
         stop = asyncio.Event()
@@ -66,12 +66,18 @@ def _run_server(config: ServerConfig) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         serving = asyncio.create_task(server.serve_forever())
-        await stop.wait()
-        serving.cancel()
+        stopping = asyncio.create_task(stop.wait())
+        failing = asyncio.create_task(server.wait_failed())
+        await asyncio.wait((stopping, failing), return_when=asyncio.FIRST_COMPLETED)
+        for task in (serving, stopping, failing):
+            task.cancel()
         await server.close()
+        if server.failure is not None:
+            print(f"spark-replica: stopping: {server.failure}", file=sys.stderr, flush=True)
+            return 1
+        return 0
 
-    asyncio.run(run())
-    return 0
+    return asyncio.run(run())
 
 
 def main(argv: list[str] | None = None) -> int:

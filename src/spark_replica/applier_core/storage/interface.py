@@ -475,6 +475,13 @@ class StorageEngine(Protocol):
 
     def session(self, name: str) -> EngineSession: ...
 
+    def on_failure(self, callback: Callable[[str], None]) -> None:
+        """Have ``callback`` called once, with the reason, when the engine can make nothing
+        durable in this process any more (the Spark driver JVM exited; another process
+        took over the commit point); at once if it already failed. The server exits then:
+        what was not made durable is applied again from the relay log after a restart."""
+        ...
+
     def stats(self) -> EngineStats:
         """Commits, flushes and commits waiting for a flush."""
         ...

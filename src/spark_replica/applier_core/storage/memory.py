@@ -64,6 +64,9 @@ class InMemoryEngine(StoreBacked):
     def after_durable(self, callback: Callable[[], None]) -> None:
         callback()  # a commit here is durable once ``commit(durable=True)`` returns
 
+    def on_failure(self, callback: Callable[[str], None]) -> None:
+        pass  # memory does not fail under the engine
+
     def stats(self) -> EngineStats:
         return self._flusher.stats()
 

@@ -79,6 +79,7 @@ from spark_replica.applier_core.storage.spark.commit_log import (
     collect,
 )
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
+from spark_replica.applier_core.storage.spark.driver import driver_gone
 from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
 from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
@@ -120,6 +121,8 @@ DEFAULT_MAX_UNFLUSHED_ROWS = 250_000
 DEFAULT_KEY_INDEX_MEMORY = 256 * 1024 * 1024
 #: Seconds between a waiting session's checks (it is woken at each flush's end too).
 THROTTLE_CHECK = 1.0
+#: Seconds between looks at whether the Spark driver JVM runs, while nothing is flushed.
+LIVENESS_INTERVAL = 1.0
 #: Change-log batches a table gathers before compaction rewrites its base.
 DEFAULT_COMPACT_AFTER = 16
 #: Seconds of snapshots a table keeps for time travel when it is compacted (older ones are
@@ -222,8 +225,11 @@ class SparkEngine(StoreBacked):
         self.flush_error: BaseException | None = None
         #: The last flush failed while a ``flush()`` call waited: that call raises.
         self._forced_failed = False
-        #: The commit point moved under the engine (another process): it flushes no more.
+        #: The commit point moved under the engine (another process), or the Spark driver
+        #: JVM exited: it flushes no more (``failure`` says why).
         self._refused = False
+        self.failure: str | None = None
+        self._failure_callbacks: list[Callable[[str], None]] = []
         self._maintenance = Maintenance(
             engine_session(spark, catalog, store.catalog_url(), self.root, catalog_properties),
             lambda session: IcebergCatalog(session, catalog, self.root),
@@ -299,6 +305,14 @@ class SparkEngine(StoreBacked):
                 self._callbacks.append((self._commits, callback))
                 return
         callback()
+
+    def on_failure(self, callback: Callable[[str], None]) -> None:
+        with self._cond:
+            failure = self.failure
+            if failure is None:
+                self._failure_callbacks.append(callback)
+                return
+        callback(failure)
 
     def stats(self) -> EngineStats:
         with self._cond:
@@ -477,26 +491,26 @@ class SparkEngine(StoreBacked):
             if finished:
                 self._record_maintenance(finished)
             if not commits:
+                gone = driver_gone(self.spark)  # looked at while idle, too
+                if gone is not None:
+                    self._stop_flushing(gone, [])
+                    return
                 continue
             try:
                 self._write(commits)
             except Exception as error:  # a Spark or metadata failure: retry later
-                refused = isinstance(error, CommitPointMoved)
-                if refused:
-                    logger.error("flushing stops: %s", error)
-                else:
-                    logger.exception("flush of %d commits failed; retrying", len(commits))
-                    self._undo_unrecorded()
+                fatal: Exception | None = driver_gone(self.spark)
+                if fatal is None and isinstance(error, CommitPointMoved):
+                    fatal = error
+                if fatal is not None:
+                    self._stop_flushing(fatal, commits)
+                    return  # the commits stay in the relay log for the next start
+                logger.exception("flush of %d commits failed; retrying", len(commits))
+                self._undo_unrecorded()
                 with self._cond:
-                    self.flush_error = error
-                    self._forced_failed = self._forced > 0
-                    self._log[:0] = commits
-                    self._log_rows += sum(c.rows for c in commits)
-                    self._flushing_rows = 0
-                    self._refused = self._refused or refused
-                    self._cond.notify_all()
-                    if self._closing or refused:
-                        return  # the commits stay in the relay log for the next start
+                    self._requeue(error, commits)
+                    if self._closing:
+                        return
                     self._cond.wait(RETRY_DELAY)
                 continue
             with self._cond:
@@ -508,6 +522,28 @@ class SparkEngine(StoreBacked):
             self.snapshots.forget_unused_views()
             self._drop_namespaces()
             self._maintenance.request(durable)
+
+    def _requeue(self, error: BaseException, commits: list[Commit]) -> None:
+        """A flush of ``commits`` failed with ``error``: they go back to the head of the
+        log (holding ``_cond``)."""
+        self.flush_error = error
+        self._forced_failed = self._forced > 0
+        self._log[:0] = commits
+        self._log_rows += sum(c.rows for c in commits)
+        self._flushing_rows = 0
+        self._cond.notify_all()
+
+    def _stop_flushing(self, error: BaseException, commits: list[Commit]) -> None:
+        """Flushing cannot go on in this process (``error``): stop, and tell the
+        ``on_failure`` callbacks."""
+        logger.error("flushing stops: %s", error)
+        with self._cond:
+            self._requeue(error, commits)
+            self._refused = True
+            self.failure = str(error)
+            callbacks, self._failure_callbacks = self._failure_callbacks, []
+        for callback in callbacks:
+            callback(str(error))
 
     def _take(self) -> list[Commit] | None:
         """Wait (holding ``_cond``) until a flush is due; the commits to flush, or None when
@@ -533,7 +569,8 @@ class SparkEngine(StoreBacked):
                 continue
             if self._closing:
                 return None
-            self._cond.wait()
+            if not self._cond.wait(LIVENESS_INTERVAL):
+                return []  # idle: the flusher looks at the driver JVM
 
     def _write(self, commits: list[Commit]) -> None:
         """Make ``commits`` durable: runs of row changes as one batch, DDL alone."""
