@@ -4,7 +4,11 @@ is bigger than ``resident_limit`` (the memory bound of the Spark engine's config
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from spark_replica.applier_core.storage.key_index import LmdbKeyIndex, TableChanges
 
@@ -64,3 +68,30 @@ def test_without_a_limit_or_below_it_the_pages_stay(tmp_path: Path) -> None:
             assert before > 4 << 20  # the reads mapped the file's pages (~5 MB of rows)
             fill(index, 2, ROWS)
             assert mapped_resident(data) >= before
+
+
+def test_a_batch_of_random_changes_releases_pages_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large batch touches a B-tree path per changed key, all over the file: its write
+    transaction releases what it mapped as it goes, so the mapping stays near the bound
+    until its commit (released only after it, it held the whole file: a 1.1 GB spike at 5M
+    rows)."""
+    path = tmp_path / "index"
+    data = path.resolve() / "data.mdb"
+    with LmdbKeyIndex(path, sync=False, resident_limit=1 << 20) as index:
+        for batch in range(1, 4):
+            fill(index, batch, (batch - 1) * ROWS)
+        assert data.stat().st_size > 10 << 20
+        before_commit: list[int] = []
+        apply = index._apply
+
+        def measured(txn: Any, batch: int, writes: Any) -> None:
+            apply(txn, batch, writes)
+            before_commit.append(mapped_resident(data))
+
+        monkeypatch.setattr(index, "_apply", measured)
+        keys = random.Random(7).sample(range(3 * ROWS), 5_000)
+        index.apply(4, {1: TableChanges(puts={(k,): (k, "y" * 200) for k in keys})})
+        assert before_commit and before_commit[0] < 2 << 20, before_commit
+        assert all(index.get(1, (k,)) == (k, "y" * 200) for k in keys)

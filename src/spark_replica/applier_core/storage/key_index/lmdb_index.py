@@ -285,6 +285,8 @@ class LmdbKeyIndex:
                         break
                     chunk.append((key[8:], cursor.value()))
                     found = cursor.next()
+            # A scan maps what it reads: counted in reads' worth of bytes (``READ_MAPS``).
+            self._resident.read(1 + sum(len(k) + len(v) for k, v in chunk) // resident.READ_MAPS)
             yield from chunk
             if len(chunk) < SCAN_CHUNK:
                 return
@@ -576,10 +578,15 @@ class LmdbKeyIndex:
         self, txn: lmdb.Transaction[bytes], table: TableEntry, changes: TableChanges, undo: bool
     ) -> TableEntry:
         data, prefix, rows = self._data, table.prefix, table.rows
+        # Each change reads a B-tree path through the mapping: counted as a read, so a large
+        # batch of random keys releases the pages it mapped as it goes, not after the whole
+        # write transaction (which would map the whole file first).
+        touched = self._resident.read
         if table.keyed:
             if changes.deltas:
                 raise KeyIndexError("count changes for a keyed table")
             for key, row in changes.puts.items():
+                touched()
                 raw = encode_key(key)
                 stored = prefix + stored_key(raw)
                 if row is None:
@@ -596,6 +603,7 @@ class LmdbKeyIndex:
             if changes.puts:
                 raise KeyIndexError("keyed changes for a keyless table")
             for row, delta in changes.deltas.items():
+                touched()
                 raw, exact = key_bytes(row)
                 stored = prefix + stored_key(raw)
                 previous = txn.get(stored, db=data)

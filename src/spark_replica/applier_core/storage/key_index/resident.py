@@ -77,10 +77,13 @@ class ResidentBound:
         self._every = max(1, (limit or 0) // READ_MAPS)
         self._reads = 0
 
-    def read(self) -> None:
+    def read(self, count: int = 1) -> None:
+        """``count`` reads were made (a write transaction's changes count: each reads its
+        B-tree path). Safe during a write transaction: LMDB keeps the pages it changes in
+        memory of its own until the commit, and reads the others again through the map."""
         if self.limit is None:
             return
-        self._reads += 1
+        self._reads += count
         if self._reads >= self._every:
             self._reads = 0
             self.wrote()
