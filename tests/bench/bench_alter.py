@@ -9,7 +9,9 @@ A sysbench-shaped table (``id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)`
   converted (the replica: streamed from the key index through the conversion into a stage of
   the index, then into a new Iceberg table; MariaDB: a table copy);
 * ``evolve``: ``ADD COLUMN x BIGINT``: the replica changes the Iceberg schema only and
-  restages the key index; MariaDB adds the column instantly.
+  restages the key index (every row gains a column); MariaDB adds the column instantly;
+* ``index``: ``ADD INDEX (k)``: the replica changes metadata only (rows and key kept: the
+  table shares its content); MariaDB builds the index.
 
 For each: the seconds from the ALTER's commit until it is durable (the flush returned), and
 the growth of this process's peak RSS over its RSS before the ALTER (``VmHWM``, reset first;
@@ -66,6 +68,7 @@ from spark_replica.applier_core.storage.spark.indexed_tables import IndexedTable
 ALTERS = (
     ("rewrite", "ALTER TABLE {t} ADD COLUMN w INT NOT NULL DEFAULT 5, ALGORITHM=COPY"),
     ("evolve", "ALTER TABLE {t} ADD COLUMN x BIGINT"),
+    ("index", "ALTER TABLE {t} ADD INDEX (k)"),
 )
 MB = 1024 * 1024
 

@@ -131,6 +131,45 @@ def test_a_metadata_only_alter_streams_the_key_index(spark: Any, place: Any) -> 
         engine.close()
 
 
+def test_an_alter_that_keeps_rows_and_key_shares_the_content(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADD INDEX and a renamed column keep every row and the key: the table keeps its id
+    and its key index entries (nothing staged, nothing copied), its unflushed changes
+    included; a TRUNCATE after it still empties the index."""
+    root, inner = place
+    store = GatedStore(inner)
+    engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
+    try:
+        writer = Writer(engine)
+        fill(writer)
+        engine.flush()
+        table_id = engine.durable_state().tables[T].id
+        store.gate.clear()  # the next change stays in the overlay
+        writer.rows(T, [RowChange.update((3, value(3)), (3, "x"))])
+        monkeypatch.setattr(LmdbKeyIndex, "stage", None)  # staging would fail the test
+        with streamed():
+            writer.ddl("ALTER TABLE t ADD INDEX (v)")
+            writer.ddl("ALTER TABLE t RENAME COLUMN v TO label, MODIFY id BIGINT")
+            writer.rows(T, [RowChange.update((5, value(5)), (5, "y"))])
+            store.gate.set()
+            engine.flush()
+        assert engine.durable_state().tables[T].id == table_id
+        expected = {(i, value(i)) for i in range(ROWS)} - {(3, value(3)), (5, value(5))}
+        expected |= {(3, "x"), (5, "y")}
+        columns, rows = recorded_read(engine, T)
+        assert (columns, set(rows)) == (["id", "label"], expected)
+        assert set(engine.store.rows(T)) == expected
+        assert engine.check_index() == {}
+        writer.ddl("TRUNCATE TABLE t")
+        engine.flush()
+        assert engine.store.rows(T) == []
+        assert engine.check_index() == {}
+    finally:
+        store.gate.set()
+        engine.close()
+
+
 def errors_of(engine: Any, statement: str) -> tuple[int, str]:
     writer = Writer(engine, 50)
     with pytest.raises(EngineError) as raised:

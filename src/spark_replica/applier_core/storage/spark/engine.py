@@ -655,17 +655,23 @@ class SparkEngine(StoreBacked):
             table = commit.tables.get(ref)
             if not isinstance(table, IndexedTable):
                 continue
-            rewritten = created or stored.id in outcome.evolved
-            rewrite = commit.rewrites.get(ref, []) if rewritten else []
-            staged = rewrite.stage if isinstance(rewrite, Staged) else None
-            rows = [] if isinstance(rewrite, Staged) else rewrite
-            if table.key_of is None:
+            evolved = stored.id in outcome.evolved and not created
+            rewrite = commit.rewrites.get(ref) if created or evolved else None
+            staged, rows = None, None
+            if isinstance(rewrite, Staged):
+                staged = rewrite.stage
+            elif rewrite is not None:
+                rows = rewrite
+            elif not evolved:  # created empty, or truncated
+                rows = []
+            # else: an ALTER that shares the table's content (``IndexedTable.altered``)
+            if rows is not None and table.key_of is None:
                 rows = [hashable(row) for row in rows]
             changes = pending.get(ref)
             writes[stored.id] = IndexChanges(
                 puts=changes.keyed if changes else {},
                 deltas=changes.deltas if changes else {},
-                replace=None if staged is not None else rows,
+                replace=rows,
                 key_of=table.key_of,
                 drop=stored.id in writes,
                 adopt=staged,
@@ -883,8 +889,10 @@ def _rewrites(
                 ref = later.new
         table = tables.get(ref)
         if isinstance(table, IndexedTable) and not table.content.complete:
-            assert table.content.table_id is not None
-            rewrites[ref] = Staged(table.content.table_id, table.plain)
+            table_id = table.content.table_id
+            assert table_id is not None
+            if table_id < 0:  # staged; else the content is shared: the rows stay
+                rewrites[ref] = Staged(table_id, table.plain)
         elif table is not None:
             rewrites[ref] = table.snapshot()
     return rewrites

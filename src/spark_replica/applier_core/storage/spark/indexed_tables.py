@@ -21,7 +21,9 @@ ALTER TABLE on a table the index holds streams its rows, in the index's key orde
 overlay merged in, through the conversion into a *stage* of the index (``LmdbKeyIndex.stage``,
 a chunk of rows per write transaction): the new table reads the stage until the flush of the
 ALTER gives it an index table id (``rebase``); the table is never in memory whole. A reader
-that misses under the stage id while the rebase happens looks again under the new id.
+that misses under the stage id while the rebase happens looks again under the new id. An
+ALTER that keeps the rows and the key and that Iceberg does as a schema change (ADD INDEX, a
+renamed column) shares the old table's content instead: nothing is copied.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from spark_replica.applier_core.storage.memory_tables import (
     duplicate_key,
     hashable,
 )
+from spark_replica.applier_core.storage.spark.schema_evolution import schema_change
 
 
 class Content:
@@ -162,6 +165,8 @@ class IndexedTable(CommittedTable):
         content = self.content
         if content.complete or content.table_id is None:
             return super().altered(altered, new)  # the whole content is in the overlay
+        if self._same_rows(altered):
+            return IndexedTable(self.ref, altered.definition, content)
         table = IndexedTable(self.ref, altered.definition, Content(content.index, None))
         rows: Iterable[Row] = self._scan()
         if not altered.keeps_rows:
@@ -175,6 +180,19 @@ class IndexedTable(CommittedTable):
             raise duplicate_key(table, table.key_of(error.row)) from None
         table.content = Content(content.index, stage)
         return table
+
+    def _same_rows(self, altered: AlteredTable) -> bool:
+        """Whether the table after ``altered`` holds the same rows under the same keys and
+        its Iceberg table keeps its id (a schema change: ``spark.ddl_state``), so that it
+        can share this table's content, index entries and overlay alike (ADD INDEX, a
+        renamed or widened column)."""
+        before, after = self.definition, altered.definition
+        return (
+            altered.keeps_rows
+            and after.primary_key == before.primary_key
+            and after.key_prefix == before.key_prefix
+            and schema_change(before, altered) is not None
+        )
 
     def _scan(self) -> Iterator[Row]:
         """Every row, streamed: a keyed table's in the index's key order with the overlay
