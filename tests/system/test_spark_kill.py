@@ -103,6 +103,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
 
     finish_relay_log_channel(data, config, everything, settings)
 
-    # The kills landed at different points: progress was made between some and not others.
-    assert len(set(progress)) > kills // 2, progress
+    # The kills landed at different points of the work: the first ones before the channel
+    # finished, at three stages at least (how many runs it takes depends on the apply rate).
+    assert progress[1] < len(transactions) and len(set(progress)) >= 3, progress
     assert_tables(spark, data, content, everything)
