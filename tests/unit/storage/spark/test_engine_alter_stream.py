@@ -64,19 +64,25 @@ def fill(writer: Writer) -> None:
     writer.rows(N, [RowChange.insert((i % 10, f"n{i}")) for i in range(ROWS)])
 
 
+def filled_gated(spark: Any, place: Any) -> tuple[SparkEngine, GatedStore]:
+    """An engine whose commit point can be held, its tables filled and flushed."""
+    root, inner = place
+    store = GatedStore(inner)
+    engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
+    fill(Writer(engine))
+    engine.flush()
+    return engine, store
+
+
 def test_a_rewriting_alter_streams_the_table_with_its_unflushed_changes(
     spark: Any, place: Any
 ) -> None:
     """Changes committed but not yet at the commit point (the overlay) are part of the
     copy; the new table (new Iceberg table, new id) holds the converted rows, the key index
     agrees, no stage is left, and a restart finds the same."""
-    root, inner = place
-    store = GatedStore(inner)
-    engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
+    engine, store = filled_gated(spark, place)
     try:
-        writer = Writer(engine)
-        fill(writer)
-        engine.flush()
+        writer = Writer(engine, 10)
         old_id = engine.durable_state().tables[T].id
         store.gate.clear()  # the next changes stay in the overlay
         writer.rows(T, [RowChange.update((3, "21"), (3, "x")), RowChange.delete((4, "28")),
@@ -137,13 +143,9 @@ def test_an_alter_that_keeps_rows_and_key_shares_the_content(
     """ADD INDEX and a renamed column keep every row and the key: the table keeps its id
     and its key index entries (nothing staged, nothing copied), its unflushed changes
     included; a TRUNCATE after it still empties the index."""
-    root, inner = place
-    store = GatedStore(inner)
-    engine = SparkEngine(spark, root, store, flush_interval=0.05)  # type: ignore[arg-type]
+    engine, store = filled_gated(spark, place)
     try:
-        writer = Writer(engine)
-        fill(writer)
-        engine.flush()
+        writer = Writer(engine, 10)
         table_id = engine.durable_state().tables[T].id
         store.gate.clear()  # the next change stays in the overlay
         writer.rows(T, [RowChange.update((3, value(3)), (3, "x"))])
