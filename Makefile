@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 # The SparkSession's jars (Iceberg, its S3 file IO, JDBC drivers), from Maven Central.
 JARS   := $(VENV)/.jars-stamp
+# The driver JVM's class archive: Spark's classes mapped at start instead of loaded.
+ARCHIVE := $(VENV)/.class-archive-stamp
 
 .PHONY: help install serve demo test test-fast soak lint types check bench bench-spark clean
 
@@ -21,18 +23,22 @@ $(JARS): $(STAMP) tools/fetch_jars.py src/spark_replica/applier_core/storage/spa
 	$(BIN)/python tools/fetch_jars.py
 	touch $(JARS)
 
-install: $(JARS)  ## Create the virtualenv, install the project with its test tools, fetch the jars
+$(ARCHIVE): $(JARS) tools/make_class_archive.py src/spark_replica/applier_core/storage/spark/class_archive.py
+	$(BIN)/python tools/make_class_archive.py
+	touch $(ARCHIVE)
 
-serve: $(JARS)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
+install: $(ARCHIVE)  ## Create the virtualenv, install the project with its test tools, fetch the jars, record the JVM's class archive
+
+serve: $(ARCHIVE)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
 	$(BIN)/spark-replica serve
 
-demo: $(JARS)  ## A live source, a replica, CSA replication into Spark; Ctrl-C stops it
+demo: $(ARCHIVE)  ## A live source, a replica, CSA replication into Spark; Ctrl-C stops it
 	$(BIN)/spark-replica demo
 
-test: $(JARS)  ## Run every test (unit, wire with real clients, SQL scripts)
+test: $(ARCHIVE)  ## Run every test (unit, wire with real clients, SQL scripts)
 	$(BIN)/pytest -q
 
-soak: $(JARS)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
+soak: $(ARCHIVE)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
 	SPARK_REPLICA_SOAK=1 $(BIN)/pytest -q -m soak --timeout 7200
 
 test-fast: $(JARS)  ## Run the tests that need no external client program
@@ -47,10 +53,10 @@ types: $(STAMP)  ## mypy (strict)
 
 check: lint types test  ## lint + types + test
 
-bench: $(JARS)  ## Every benchmark, then charts: JSON, text and PNG in docs/benchmarks (about an hour)
+bench: $(ARCHIVE)  ## Every benchmark, then charts: JSON, text and PNG in docs/benchmarks (about an hour)
 	$(BIN)/python tests/bench/suite.py
 
-bench-spark: $(JARS)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
+bench-spark: $(ARCHIVE)  ## Spark engine: flush path, queries on batches, CSA drain into Spark
 	$(BIN)/python tests/bench/bench_spark_engine.py
 
 clean:  ## Remove the virtualenv and caches

@@ -56,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--duration", type=float, default=0.0, help="0: until Ctrl-C")
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--config", type=Path, help="the replica server's TOML configuration")
 
 
 class Child:
@@ -128,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             "serve", "--data-dir", str(root / "replica"), "--port", "0",
             "--bind", "127.0.0.1", "--engine", args.engine,
             "--skip-replica-start",  # the demo configures and starts the channel itself
+            *(["--config", str(args.config)] if args.config else []),
         ], root / "replica.log", env)  # fmt: skip
         children.append(replica)
         print(f"demo: replica server on 127.0.0.1:{replica.port} (root / {password}), "

@@ -5,7 +5,8 @@ small machines (architecture §5): shuffle partitions ≈ cores, UI off, Arrow o
 zone UTC so TIMESTAMP values keep their instant. ``options`` override any of them and add
 others (``spark.master``, ``spark.sql.warehouse.dir``, executor settings, ...). The jars
 ``make install`` fetched (Iceberg, JDBC drivers: ``jars.py``) are on its class path when
-present; an Iceberg catalog is added by its settings (``iceberg.catalog_options``).
+present, its class archive mapped (``class_archive.py``); an Iceberg catalog is added by
+its settings (``iceberg.catalog_options``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from spark_replica.applier_core.storage.spark.class_archive import with_archive
 from spark_replica.applier_core.storage.spark.iceberg import EXTENSIONS as ICEBERG_EXTENSIONS
 from spark_replica.applier_core.storage.spark.jars import ICEBERG_RUNTIME, installed_jars
 
@@ -50,7 +52,9 @@ LOCAL_OPTIONS: Mapping[str, str] = {
 
 
 def spark_options(
-    overrides: Mapping[str, str] | None = None, jars: Sequence[Path] | None = None
+    overrides: Mapping[str, str] | None = None,
+    jars: Sequence[Path] | None = None,
+    archive: Path | None = None,
 ) -> dict[str, str]:
     """The defaults with ``overrides`` applied; loopback driver addresses with a local
     master (a cluster's executors must reach the driver, so they are left to Spark then).
@@ -61,6 +65,8 @@ def spark_options(
     With Iceberg's runtime among them, Iceberg's SQL extensions are on as well unless
     ``spark.sql.extensions`` is given (they parse only Iceberg's own statements, such as
     ``ALTER TABLE ... SET IDENTIFIER FIELDS``, and hand every other one to Spark's parser).
+    The driver JVM maps the class archive ``make install`` recorded (``archive``, by
+    default ``class_archive.archive_path()``) when it is there.
     """
     options = {**DEFAULT_OPTIONS, **(overrides or {})}
     if options["spark.master"].startswith("local"):
@@ -71,7 +77,7 @@ def spark_options(
         options["spark.jars"] = ",".join([given, *paths] if given else paths)
     if any(Path(path).name == ICEBERG_RUNTIME.file_name for path in paths):
         options.setdefault("spark.sql.extensions", ICEBERG_EXTENSIONS)
-    return options
+    return with_archive(options, archive)
 
 
 def get_spark(options: Mapping[str, str] | None = None) -> Any:
