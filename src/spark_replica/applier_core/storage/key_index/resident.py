@@ -5,8 +5,9 @@ stays mapped, so the process's resident set grows with the part of the index it 
 up to the whole file (a table's size). Those pages are the file's cache, not the process's
 memory: ``release`` drops them from the mapping (``madvise(MADV_DONTNEED)``), which leaves
 them in the OS page cache while memory allows; the next read of one maps it again (a minor
-fault) or reads it from disk. A shared file mapping is never written through here (LMDB
-writes with ``pwrite`` unless ``writemap``), so nothing is lost.
+fault) or reads it from disk. The index writes through the same shared mapping (LMDB's
+``writemap``): a page written and released stays in the page cache, modified, until the
+kernel writes it back, so releasing loses nothing, during a write transaction too.
 
 A read maps more than the page it needs: the kernel maps the cached pages around a faulting
 one too ("fault-around", 64 KiB by default), so random lookups in a table that was just
@@ -79,8 +80,8 @@ class ResidentBound:
 
     def read(self, count: int = 1) -> None:
         """``count`` reads were made (a write transaction's changes count: each reads its
-        B-tree path). Safe during a write transaction: LMDB keeps the pages it changes in
-        memory of its own until the commit, and reads the others again through the map."""
+        B-tree path and writes a page). Safe during a write transaction: the pages it
+        changed are in the page cache, and mapped again when it touches them."""
         if self.limit is None:
             return
         self._reads += count
