@@ -8,7 +8,12 @@ import pytest
 
 from spark_replica.metadata import open_store
 from spark_replica.server.auth import native_hash, provision_users
-from spark_replica.server.config import ConfigError, ServerConfig, load_config
+from spark_replica.server.config import (
+    DRIVER_DEFAULTS,
+    ConfigError,
+    ServerConfig,
+    load_config,
+)
 
 
 def test_defaults_bind_loopback() -> None:
@@ -80,12 +85,27 @@ def test_native_hash_is_mysql_format() -> None:
     assert native_hash("") == ""
 
 
+def test_the_driver_defaults_give_way_to_configured_driver_options(tmp_path: Path) -> None:
+    """The driver JVM's small defaults (the 1.5 GB memory target) stand unless the
+    configuration sets the same options: then the configured values are the only ones."""
+    config_file = tmp_path / "replica.toml"
+    config_file.write_text(
+        "[spark.options]\n"
+        '"spark.driver.memory" = "4g"\n'
+        '"spark.driver.extraJavaOptions" = "-XX:+UseG1GC"\n'
+    )
+    options = load_config(config_file=str(config_file), environ={}).spark.session_options()
+    assert options["spark.driver.memory"] == "4g"
+    assert options["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
+
+
 def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -> None:
     """Issue 5 item 10: spark.master, the warehouse and Spark options come from the
     configuration; local[2] and <data_dir>/warehouse by default."""
     default = load_config(environ={}, data_dir=str(tmp_path))
     assert default.engine == "spark"
-    assert default.spark.session_options() == {"spark.master": "local[2]"}
+    assert default.spark.session_options() == {"spark.master": "local[2]", **DRIVER_DEFAULTS}
+    assert DRIVER_DEFAULTS["spark.driver.memory"] == "512m"
     assert default.warehouse == str(tmp_path.resolve() / "warehouse")
     config_file = tmp_path / "replica.toml"
     config_file.write_text(
@@ -106,6 +126,7 @@ def test_spark_engine_settings_from_file_flags_and_environment(tmp_path: Path) -
     assert (from_file.spark.snapshot_retention, from_file.spark.catalog) == (60.0, "lake")
     assert from_file.spark.session_options() == {
         "spark.master": "spark://10.0.0.9:7077",
+        **DRIVER_DEFAULTS,
         "spark.executor.memory": "2g",
     }
     overridden = load_config(

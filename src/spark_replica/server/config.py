@@ -30,7 +30,7 @@ TOML::
     catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
     max_queries = 4             # user queries Spark runs at once
 
-    [spark.options]             # any Spark setting
+    [spark.options]             # any Spark setting (over the driver's defaults: 512m, ...)
     "spark.driver.memory" = "2g"
 
     [spark.iceberg]             # properties of the Iceberg catalog, for Spark and pyiceberg
@@ -51,6 +51,7 @@ from __future__ import annotations
 import os
 import ssl
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -59,6 +60,22 @@ DEFAULT_PORT = 3307
 DEFAULT_DATA_DIR = "./var"
 ROLES = ("admin", "read_only")
 ENGINES = ("spark", "memory")
+
+
+#: The driver JVM of ``serve`` unless ``[spark.options]`` sets these: Spark's smallest heap
+#: (512 MiB; the driver checks for 450 MiB) and a JVM sized to it: the serial collector (two
+#: cores), the client compiler alone with a smaller code cache, smaller thread stacks and
+#: direct buffers capped. The server and its JVM then stay within 1.5 GB replicating into a
+#: 5M-row table (docs/benchmarks.md, "Memory and restart with the server's defaults"); a
+#: replica answering heavy queries gives the driver more (``spark.driver.memory``), and its
+#: own ``spark.driver.extraJavaOptions`` replace these.
+DRIVER_DEFAULTS: Mapping[str, str] = {
+    "spark.driver.memory": "512m",
+    "spark.driver.extraJavaOptions": (
+        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=48m -Xss512k "
+        "-XX:MaxDirectMemorySize=128m"
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +105,9 @@ class SparkConfig:
         return dict(self.iceberg)
 
     def session_options(self) -> dict[str, str]:
-        """The Spark options: ``spark.master`` and the configured extras."""
-        return {"spark.master": self.master, **dict(self.options)}
+        """The Spark options: ``spark.master``, the driver's defaults (``DRIVER_DEFAULTS``)
+        and the configured extras over them."""
+        return {"spark.master": self.master, **DRIVER_DEFAULTS, **dict(self.options)}
 
 
 class ConfigError(Exception):
