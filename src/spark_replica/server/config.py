@@ -23,8 +23,8 @@ TOML::
     warehouse = "./var/warehouse"   # or a path the cluster shares: hdfs://..., s3://bucket/prefix
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
-    max_unflushed_rows = 250000 # changed rows in memory before commits wait for a flush
-    key_index_memory = 268435456  # bytes of the key index kept mapped between flushes
+    max_unflushed_rows = 100000 # changed rows in memory before commits wait for a flush
+    key_index_memory = 134217728  # bytes of the key index kept mapped between flushes
     compact_after = 16          # flushes per table before compaction
     snapshot_retention = 300    # seconds of Iceberg snapshots kept for time travel
     catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
@@ -88,9 +88,9 @@ class SparkConfig:
     flush_interval: float = 0.5
     flush_rows: int = 50_000
     #: Changed rows committed and not yet flushed (held in memory) before commits wait.
-    max_unflushed_rows: int = 250_000
+    max_unflushed_rows: int = 100_000
     #: Bytes of the key index's file kept mapped in the server's memory between flushes.
-    key_index_memory: int = 256 * 1024 * 1024
+    key_index_memory: int = 128 * 1024 * 1024
     compact_after: int = 16
     snapshot_retention: float = 300.0
     catalog: str = "replica"
