@@ -4,8 +4,9 @@
 Five measurements, each on tables of its own in one catalog (a SQLite file) of one run:
 
 1. **Session start.** A new Python process builds the project's SparkSession and runs
-   ``SELECT 1``, with the installed jars (Iceberg runtime, JDBC drivers, Iceberg's SQL
-   extensions) and without any; ``--starts`` times each, alternating, the median kept.
+   ``SELECT 1``: with the installed jars (Iceberg runtime, JDBC drivers, Iceberg's SQL
+   extensions) and the driver JVM's class archive ``make install`` records; with the jars
+   and no archive; without either. ``--starts`` times each, alternating, the median kept.
 2. **Small appends.** ``--appends`` appends of 10 rows each (``writeTo().append()`` with a
    snapshot property), each timed: one commit's latency.
 3. **MERGE vs DELETE + append.** A table of ``--rows`` rows, then ``--batches`` batches of
@@ -67,8 +68,11 @@ import sys, time
 start = time.perf_counter()
 from pyspark.sql import SparkSession
 from spark_replica.applier_core.storage.spark.session import spark_options
+from pathlib import Path
+kind = sys.argv[1]
 options = spark_options({"spark.sql.warehouse.dir": sys.argv[2]},
-                        jars=None if sys.argv[1] == "jars" else [])
+                        jars=[] if kind == "none" else None,
+                        archive=None if kind == "archive" else Path("/nonexistent.jsa"))
 builder = SparkSession.builder
 for key, value in options.items():
     builder = builder.config(key, value)
@@ -106,7 +110,7 @@ def _median_time(action: Callable[[], Any], runs: int) -> tuple[float, Any]:
 
 
 def session_starts(work: Path, runs: int) -> dict[str, float]:
-    times: dict[str, list[float]] = {"jars": [], "none": []}
+    times: dict[str, list[float]] = {"archive": [], "jars": [], "none": []}
     for _ in range(runs):
         for kind in times:
             done = subprocess.run(
@@ -273,7 +277,8 @@ def run(spark: Any, work: Path, args: argparse.Namespace, starts: bool) -> dict[
     figures: dict[str, Any] = {"errors": []}
     if starts:
         figures["session_start_s"] = session_starts(work, args.starts)
-        print("1. session start (median of {}): with jars {jars:.1f} s, without {none:.1f} s"
+        print("1. session start (median of {}): jars and class archive {archive:.1f} s, "
+              "jars {jars:.1f} s, neither {none:.1f} s"
               .format(args.starts, **figures["session_start_s"]))  # fmt: skip
     spike = Spike(spark, work)
     figures["append_commit_s"] = appends = small_appends(spike, args.appends)
