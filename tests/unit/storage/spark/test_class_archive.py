@@ -3,6 +3,7 @@ at most 15 s: Spark's start is most of it), and leaves a choice of the user's al
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,13 @@ def test_the_session_s_jvm_maps_the_installed_archive(spark: Any) -> None:
     pid = spark.sparkContext._gateway.proc.pid
     maps = Path(f"/proc/{pid}/maps").read_text()
     assert str(installed) in maps, "the JVM was given the archive but did not map it"
+
+
+@pytest.mark.spark
+def test_the_driver_jvm_runs_with_two_malloc_arenas(spark: Any) -> None:
+    """``get_spark`` launches the driver JVM with ``MALLOC_ARENA_MAX=2`` (its native memory
+    does not fragment over one arena per thread) unless the environment sets it."""
+    pid = spark.sparkContext._gateway.proc.pid
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    given = os.environ.get("MALLOC_ARENA_MAX", "2")
+    assert f"MALLOC_ARENA_MAX={given}".encode() in environ
