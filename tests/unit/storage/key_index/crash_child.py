@@ -1,7 +1,8 @@
 """The process ``test_crash`` kills: applies the workload's batches to the index at argv[1],
 saying ``applying N`` before each and ``applied N`` after, then waiting for ``go``. With
-``--stop-inside N``, it says ``inside N`` in the middle of batch N's write transaction and
-waits there (the kill then certainly lands before the commit)."""
+``--stop-inside N``, it says ``inside N`` in the middle of batch N's second write transaction
+of row changes and waits there (the kill then certainly lands after part of the batch is
+committed and before the rest)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ def main(path: str, stop_inside: int | None) -> int:
     index = LmdbKeyIndex(path, sync=True)
     number = index.batch
     change = index._change
+    calls = {"changes": 0}
 
     def stopping_change(*args: Any, **kwargs: Any) -> Any:
         result = change(*args, **kwargs)
-        if number == stop_inside:
+        calls["changes"] += number == stop_inside
+        if calls["changes"] == 2:
             print(f"inside {number}", flush=True)
             sys.stdin.readline()
         return result

@@ -1,7 +1,7 @@
 """A process killed (SIGKILL) at a random moment while it applies batches leaves an index at
-the batch it was applying or the one before, with exactly that batch's content; ``align``
-then brings it to the commit point recorded before that batch (CPT.0030: after a crash the
-replica resumes from a consistent point)."""
+the batch it was applying, with exactly that batch's content, or at the one before with part
+of the batch applied; ``align`` then brings it to the commit point recorded before that batch
+exactly (CPT.0030: after a crash the replica resumes from a consistent point)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from spark_replica.applier_core.storage.key_index import LmdbKeyIndex
 from tests.unit.storage.key_index.crash_child import SIZE
-from tests.unit.storage.key_index.workload import model_after
+from tests.unit.storage.key_index.workload import model_after, writes_for
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -65,7 +65,8 @@ def test_a_killed_apply_leaves_the_batch_or_the_one_before(tmp_path: Path, seed:
         with LmdbKeyIndex(path) as index:
             assert index.batch in (target - 1, target)
             outcomes.append(index.batch - target)
-            assert model_after(index.batch, size=SIZE).matches(index)
+            if index.batch == target:
+                assert model_after(target, size=SIZE).matches(index)
             index.align(target - 1)  # the commit point recorded before batch ``target``
             assert index.batch == target - 1
             assert model_after(target - 1, size=SIZE).matches(index)
@@ -73,12 +74,16 @@ def test_a_killed_apply_leaves_the_batch_or_the_one_before(tmp_path: Path, seed:
     assert set(outcomes) <= {-1, 0}
 
 
-def test_a_kill_inside_the_write_transaction_leaves_the_batch_before(tmp_path: Path) -> None:
+def test_a_kill_between_the_write_transactions_of_a_batch_leaves_part_of_it(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "index"
     _kill_while_applying(path, 4, None)
     with LmdbKeyIndex(path) as index:
         assert index.batch == 3
-        assert model_after(3, size=SIZE).matches(index)
+        assert not model_after(3, size=SIZE).matches(index)  # part of batch 4 is in
         index.align(3)
-        index.align(2)  # batch 3's undo records survived the kill
-        assert model_after(2, size=SIZE).matches(index)
+        assert index.batch == 3
+        assert model_after(3, size=SIZE).matches(index)
+        index.apply(4, writes_for(4, size=SIZE))
+        assert model_after(4, size=SIZE).matches(index)

@@ -326,3 +326,40 @@ def test_an_index_of_another_codec_is_refused(tmp_path: Path) -> None:
     LmdbKeyIndex.remove(tmp_path / "index")
     with LmdbKeyIndex(tmp_path / "index") as index:
         assert index.batch == 0
+
+
+@pytest.mark.parametrize("recover", ["apply", "undo", "align"])
+def test_a_batch_that_fails_between_its_transactions_is_taken_out(
+    index: LmdbKeyIndex, monkeypatch: pytest.MonkeyPatch, recover: str
+) -> None:
+    """A batch is a run of write transactions of ``CHANGES_PER_TXN`` row changes: one that
+    fails after some of them (a full disk, a crash) leaves the index at the batch before
+    with part of it in; the next apply of the batch, an undo or ``align`` to the recorded
+    batch takes the part out exactly (CPT.0030)."""
+    monkeypatch.setattr(lmdb_index, "CHANGES_PER_TXN", 7)
+    for number, writes in batches(1, 3):
+        index.apply(number, writes)
+    before = raw_state(index)
+    change, calls = index._change, []
+
+    def failing(*args: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyIndexError("no disk space for the key index (as a test)")
+        return change(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_change", failing)
+    with pytest.raises(KeyIndexError, match="as a test"):
+        index.apply(4, writes_for(4))
+    assert index.batch == 3 and raw_state(index) != before  # two transactions are in
+    monkeypatch.setattr(index, "_change", change)
+    if recover == "apply":
+        index.apply(4, writes_for(4))
+        assert model_after(4).matches(index)
+        index.undo(4)
+    elif recover == "undo":
+        index.undo(4)
+    else:
+        index.align(3)
+    assert raw_state(index) == before and index.batch == 3
+    assert model_after(3).matches(index)

@@ -50,8 +50,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import lmdb
 
@@ -104,6 +105,10 @@ _PRESENT = b"\x01"
 #: Data entries of retired generations deleted per batch, so a dropped big table costs
 #: each flush a few milliseconds, not one flush seconds.
 RECLAIM_PER_BATCH = 20_000
+#: Entries deleted, and row changes made or undone, per write transaction: what one commit
+#: maps of the file stays a few tens of MB (``apply``).
+RECLAIM_PER_TXN = 4_096
+CHANGES_PER_TXN = 1_024
 #: Rows per write transaction in ``rebuild`` and ``verify``.
 CHUNK_ROWS = 50_000
 #: Entries per read transaction when scanning a table.
@@ -129,8 +134,8 @@ class _View:
 class LmdbKeyIndex:
     """The key index of every table, in the LMDB environment at ``path`` (a directory).
 
-    ``sync``: each write transaction (one per batch) is on disk when it returns; the batch
-    it records is then the point recovery goes back to. ``resident_limit``: once the data
+    ``sync``: each write transaction is on disk when it returns; once a batch's last one
+    is, the batch is the point recovery goes back to. ``resident_limit``: once the data
     file is bigger, the pages reads mapped are dropped from the process's resident set after
     each write transaction and every so many reads (``resident.ResidentBound``; None:
     never), so the process holds about that much of the file at most.
@@ -308,8 +313,9 @@ class LmdbKeyIndex:
                         break
                     chunk.append((key[8:], cursor.value()))
                     found = cursor.next()
-            # A scan maps what it reads: counted in reads' worth of bytes (``READ_MAPS``).
-            self._resident.read(1 + sum(len(k) + len(v) for k, v in chunk) // resident.READ_MAPS)
+                # A scan maps what it reads: counted in reads' worth of bytes (``READ_MAPS``).
+                mapped = sum(len(k) + len(v) for k, v in chunk)
+                self._resident.read(1 + mapped // resident.READ_MAPS)
             yield from chunk
             if len(chunk) < SCAN_CHUNK:
                 return
@@ -336,33 +342,58 @@ class LmdbKeyIndex:
     # -- writing -------------------------------------------------------------------------
 
     def apply(self, batch: int, writes: Mapping[int, TableChanges]) -> None:
-        """Apply batch ``batch`` (the next one) in one write transaction, keeping what it
-        replaces as the undo records (the previous batch's are discarded: call this only
-        once the previous batch's commit point is recorded)."""
+        """Apply batch ``batch`` (the next one), keeping what it replaces as the undo
+        records (the previous batch's are discarded: call this only once the previous
+        batch's commit point is recorded).
+
+        A batch is a run of write transactions: the first discards the previous undo
+        records and does the table-level changes (drop, replace, adopt), each next one up
+        to ``CHANGES_PER_TXN`` row changes with their undo records, the last names the
+        batch applied. Each commit touches every page its transaction wrote, and the kernel
+        maps the cached pages around each (fault-around): one transaction of 30,000 random
+        changes mapped the whole file. Until the last one the index is at the batch before,
+        with part of this one applied (readers see the batch's keys through the engine's
+        overlay until its commit point); ``undo`` or the next ``apply`` of the same batch
+        takes that part out again, as does ``align`` after a crash."""
         with self._write_lock:
             self._check_open()
             if batch != self.batch + 1:
                 raise KeyIndexError(f"batch {batch} applied to a key index at {self.batch}")
-            self._write(lambda txn: self._apply(txn, batch, writes), writes)
+            if self._undo_batch_number() == batch:  # part of it, left by a failed apply
+                self._undo_changes(batch)
+            tables = self._write(lambda txn: self._begin_batch(txn, batch, writes), writes)
+            for table_id, table, undo in tables:
+                changes = writes[table_id]
+                items = changes.puts.items() if table.keyed else changes.deltas.items()
+                for part in _chunks(items, CHANGES_PER_TXN):
+                    change = partial(self._change, table_id=table_id, table=table, items=part,
+                                     undo=undo)  # fmt: skip
+                    table = self._write(change)
+            self._write(lambda txn: txn.put(_BATCH, U64.pack(batch), db=self._meta))
+            self._reclaim_in_parts(RECLAIM_PER_BATCH)
 
     def undo(self, expected_batch: int) -> None:
-        """Go back from batch ``expected_batch`` to the one before it."""
+        """Go back from batch ``expected_batch`` (applied, or part of it) to the one
+        before it."""
         with self._write_lock:
             self._check_open()
-            if self.batch != expected_batch:
+            if self.batch not in (expected_batch, expected_batch - 1):
                 raise KeyIndexError(
                     f"undo of batch {expected_batch} asked of a key index at {self.batch}"
                 )
-            self._write(lambda txn: self._undo_batch(txn, expected_batch))
+            self._undo_changes(expected_batch)
 
     def align(self, recorded_batch: int) -> None:
         """Bring the index to the recorded commit point: nothing to do, or undo the one
         batch applied after it; anything else raises KeyIndexOutOfDate."""
         with self._write_lock:
-            if self.batch == recorded_batch:
+            undo_batch = self._undo_batch_number()
+            if self.batch == recorded_batch and undo_batch != recorded_batch + 1:
                 return
-            if self.batch == recorded_batch + 1 and self._undo_batch_number() == self.batch:
-                self.undo(self.batch)
+            if self.batch in (recorded_batch, recorded_batch + 1) and (
+                undo_batch == recorded_batch + 1
+            ):
+                self.undo(recorded_batch + 1)  # applied, or a part of it
                 return
             raise KeyIndexOutOfDate(self.batch, recorded_batch)
 
@@ -449,16 +480,21 @@ class LmdbKeyIndex:
 
     def reclaim(self, budget: int | None = None) -> int:
         """Delete the entries of retired generations (all of them by default); the number
-        left. ``apply`` reclaims ``RECLAIM_PER_BATCH`` entries each batch."""
+        of generations left. ``apply`` reclaims ``RECLAIM_PER_BATCH`` entries each batch."""
         with self._write_lock:
             self._check_open()
-            left: list[int] = []
+            return self._reclaim_in_parts(budget)
 
-            def write(txn: lmdb.Transaction[bytes]) -> None:
-                left[:] = self._reclaim(txn, budget)
-
-            self._write(write)
-            return len(left)
+    def _reclaim_in_parts(self, budget: int | None) -> int:
+        """``_reclaim`` in write transactions of ``RECLAIM_PER_TXN`` deletes at most."""
+        left = budget
+        while True:
+            part = RECLAIM_PER_TXN if left is None else min(left, RECLAIM_PER_TXN)
+            deleted, garbage = self._write(partial(self._reclaim, budget=part))
+            if left is not None:
+                left -= deleted
+            if deleted < part or left == 0:  # fewer: no garbage left
+                return len(garbage)
 
     def close(self) -> None:
         with self._write_lock:
@@ -551,6 +587,7 @@ class LmdbKeyIndex:
     def _grow(self, size: int) -> None:
         with self._gates.all_held():
             self._env.set_mapsize(size)
+            self._resident.remapped()
 
     def _read_view(self, txn: lmdb.Transaction[bytes]) -> _View:
         tables = {
@@ -584,12 +621,17 @@ class LmdbKeyIndex:
         txn.drop(self._undo, delete=False)
         txn.put(_UNDO_BATCH, U64.pack(0), db=self._meta)
 
-    def _apply(
+    def _begin_batch(
         self, txn: lmdb.Transaction[bytes], batch: int, writes: Mapping[int, TableChanges]
-    ) -> None:
+    ) -> list[tuple[int, TableEntry, bool]]:
+        """A batch's first write transaction: the previous undo records discarded, the
+        table-level changes; the tables whose rows change next, with whether their changes
+        need undo records (not in a content the batch created)."""
         self._discard_undo(txn)
+        txn.put(_UNDO_BATCH, U64.pack(batch), db=self._meta)
         created: list[int] = []
         retired: list[int] = []
+        changing: list[tuple[int, TableEntry, bool]] = []
         for table_id, changes in writes.items():
             name = TABLE_ID.pack(table_id)
             raw = txn.get(name, db=self._tables)
@@ -615,70 +657,72 @@ class LmdbKeyIndex:
             if changes.puts or changes.deltas:
                 if table is None:
                     raise KeyIndexError(f"batch {batch} changes table {table_id}, unknown")
-                undo = table.generation not in created
-                table = self._change(txn, table, changes, undo)
+                if table.keyed and changes.deltas:
+                    raise KeyIndexError("count changes for a keyed table")
+                if not table.keyed and changes.puts:
+                    raise KeyIndexError("keyed changes for a keyless table")
+                changing.append((table_id, table, table.generation not in created))
             if table is None:
                 txn.delete(name, db=self._tables)
             else:
                 txn.put(name, table.pack(), db=self._tables)
+        # What the batch created and retired, from its first transaction on: an undo of a
+        # part of it reclaims and keeps them as the whole batch's undo would.
         txn.put(_UNDO_CREATED, pack_generations(created), db=self._undo)
         txn.put(_UNDO_RETIRED, pack_generations(retired), db=self._undo)
-        txn.put(_UNDO_BATCH, U64.pack(batch), db=self._meta)
-        txn.put(_BATCH, U64.pack(batch), db=self._meta)
-        self._reclaim(txn, RECLAIM_PER_BATCH)
+        return changing
 
     def _change(
-        self, txn: lmdb.Transaction[bytes], table: TableEntry, changes: TableChanges, undo: bool
+        self,
+        txn: lmdb.Transaction[bytes],
+        table_id: int,
+        table: TableEntry,
+        items: list[tuple[Any, Any]],
+        undo: bool,
     ) -> TableEntry:
+        """Part of a table's row changes (``puts`` items of a keyed table, ``deltas`` items
+        of a keyless one), with their undo records when ``undo``; the table's entry after
+        them, recorded."""
         data, prefix, rows = self._data, table.prefix, table.rows
-        # Each change reads a B-tree path through the mapping: counted as a read, so a large
-        # batch of random keys releases the pages it mapped as it goes, not after the whole
-        # write transaction (which would map the whole file first).
+        # Each change reads a B-tree path through the mapping: counted as a read, so the
+        # pages it mapped are released as it goes.
         touched = self._resident.read
-        if table.keyed:
-            if changes.deltas:
-                raise KeyIndexError("count changes for a keyed table")
-            for key, row in changes.puts.items():
-                touched()
-                raw = encode_key(key)
+        for item, change in items:
+            touched()
+            if table.keyed:
+                raw = encode_key(item)
                 stored = prefix + stored_key(raw)
-                if row is None:
+                if change is None:
                     self._will_write(len(stored))
                     previous = txn.pop(stored, db=data)
                 else:
-                    value = keyed_value(raw, row)
+                    value = keyed_value(raw, change)
                     self._will_write(len(stored) + len(value))
                     previous = txn.replace(stored, value, db=data)
                     rows += 1
                 if previous is not None:
                     rows -= 1
-                if undo:
-                    before = _ABSENT if previous is None else _PRESENT + previous
-                    self._will_write(len(stored) + len(before))
-                    txn.put(_UNDO_DATA + stored, before, db=self._undo, overwrite=False)
-        else:
-            if changes.puts:
-                raise KeyIndexError("keyed changes for a keyless table")
-            for row, delta in changes.deltas.items():
-                touched()
-                raw, exact = key_bytes(row)
+            else:
+                raw, exact = key_bytes(item)
                 stored = prefix + stored_key(raw)
                 previous = txn.get(stored, db=data)
                 count = 0 if previous is None else int(U64.unpack_from(previous)[0])
-                new_count = max(count + delta, 0)
+                new_count = max(count + change, 0)
                 rows += new_count - count
                 if new_count:
-                    value = bag_value(new_count, raw, exact, row, previous)
+                    value = bag_value(new_count, raw, exact, item, previous)
                     self._will_write(len(stored) + len(value))
                     txn.put(stored, value, db=data)
                 elif previous is not None:
                     self._will_write(len(stored))
                     txn.delete(stored, db=data)
-                if undo:
-                    before = _ABSENT if previous is None else _PRESENT + previous
-                    self._will_write(len(stored) + len(before))
-                    txn.put(_UNDO_DATA + stored, before, db=self._undo, overwrite=False)
-        return TableEntry(prefix, table.keyed, rows)
+            if undo:
+                before = _ABSENT if previous is None else _PRESENT + previous
+                self._will_write(len(stored) + len(before))
+                txn.put(_UNDO_DATA + stored, before, db=self._undo, overwrite=False)
+        table = TableEntry(prefix, table.keyed, rows)
+        txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
+        return table
 
     def _load(
         self,
@@ -791,47 +835,66 @@ class LmdbKeyIndex:
         if raw is not None:
             self._add_garbage(txn, [TableEntry.parse(raw).generation])
 
-    def _undo_batch(self, txn: lmdb.Transaction[bytes], batch: int) -> None:
-        if self._meta_int(txn, _UNDO_BATCH) != batch:
+    def _undo_changes(self, batch: int) -> None:
+        """Take batch ``batch`` (applied, or part of it) out: the rows' undo records in
+        write transactions of ``CHANGES_PER_TXN`` (each deletes the records it restored, so
+        a crash in between leaves the rest to the next undo), then the tables' entries."""
+        if self._undo_batch_number() != batch:
             raise KeyIndexError(f"the key index holds no undo records for batch {batch}")
+        while self._write(self._restore_rows):
+            pass
+        self._write(lambda txn: self._restore_tables(txn, batch))
+
+    def _restore_rows(self, txn: lmdb.Transaction[bytes]) -> int:
+        """Restore up to ``CHANGES_PER_TXN`` rows from their undo records, deleting those;
+        how many."""
         cursor = txn.cursor(db=self._undo)
-        for key, before in cursor:
-            tag, rest = key[:1], key[1:]
-            if tag == _UNDO_DATA:
-                self._will_write(len(rest) + len(before))
-                if before == _ABSENT:
-                    txn.delete(rest, db=self._data)
-                else:
-                    txn.put(rest, before[1:], db=self._data)
-            elif tag == _UNDO_TABLE:
-                if before == _ABSENT:
-                    txn.delete(rest, db=self._tables)
-                else:
-                    txn.put(rest, before, db=self._tables)
+        restored = 0
+        found = cursor.set_range(_UNDO_DATA)
+        while found and restored < CHANGES_PER_TXN and cursor.key()[:1] == _UNDO_DATA:
+            stored, before = cursor.key()[1:], cursor.value()
+            self._will_write(len(stored) + len(before))
+            if before == _ABSENT:
+                txn.delete(stored, db=self._data)
+            else:
+                txn.put(stored, before[1:], db=self._data)
+            found = cursor.delete()
+            restored += 1
+        return restored
+
+    def _restore_tables(self, txn: lmdb.Transaction[bytes], batch: int) -> None:
+        cursor = txn.cursor(db=self._undo)
+        found = cursor.set_range(_UNDO_TABLE)
+        while found and cursor.key()[:1] == _UNDO_TABLE:
+            name, before = cursor.key()[1:], cursor.value()
+            if before == _ABSENT:
+                txn.delete(name, db=self._tables)
+            else:
+                txn.put(name, before, db=self._tables)
+            found = cursor.next()
         self._add_garbage(txn, unpack_generations(txn.get(_UNDO_CREATED, db=self._undo)))
         txn.drop(self._undo, delete=False)
         txn.put(_UNDO_BATCH, U64.pack(0), db=self._meta)
         txn.put(_BATCH, U64.pack(batch - 1), db=self._meta)
 
-    def _reclaim(self, txn: lmdb.Transaction[bytes], budget: int | None) -> list[int]:
+    def _reclaim(self, txn: lmdb.Transaction[bytes], budget: int) -> tuple[int, list[int]]:
+        """Delete up to ``budget`` entries of retired generations; how many it deleted, and
+        the generations left."""
         garbage = unpack_generations(txn.get(_GARBAGE, db=self._meta))
-        if not garbage:
-            return garbage
-        left = budget
+        deleted = 0
         cursor = txn.cursor(db=self._data)
-        while garbage and (left is None or left > 0):
+        while garbage and deleted < budget:
             prefix = U64.pack(garbage[0])
             found = cursor.set_range(prefix)
-            while found and cursor.key().startswith(prefix) and (left is None or left > 0):
+            while found and cursor.key().startswith(prefix) and deleted < budget:
                 self._will_write(0, pages=IN_ORDER_DELETE_BYTES)
                 found = cursor.delete()
-                if left is not None:
-                    left -= 1
+                deleted += 1
             if found and cursor.key().startswith(prefix):
                 break
             garbage.pop(0)
         txn.put(_GARBAGE, pack_generations(garbage), db=self._meta)
-        return garbage
+        return deleted, garbage
 
     # -- checking ------------------------------------------------------------------------
 
@@ -911,7 +974,7 @@ class _ChunkDuplicate(KeyIndexError):
         self.items = items
 
 
-def _chunks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
+def _chunks(rows: Iterable[_T], size: int) -> Iterator[list[_T]]:
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk

@@ -45,12 +45,13 @@ def mappings(path: Path) -> list[tuple[int, int]]:
     return found
 
 
-def release(path: Path) -> int:
-    """Drop every page of this process's mappings of ``path`` from its resident set; the
-    bytes of mapping released (0 where the system has no ``/proc`` or refuses)."""
+def release(path: Path, spans: list[tuple[int, int]] | None = None) -> int:
+    """Drop every page of this process's mappings of ``path`` (``spans``, when known) from
+    its resident set; the bytes of mapping released (0 where the system has no ``/proc`` or
+    refuses)."""
     released = 0
     try:
-        spans = mappings(path)
+        spans = mappings(path) if spans is None else spans
     except OSError:
         return 0
     for address, length in spans:
@@ -69,7 +70,11 @@ class ResidentBound:
     file's used part (``used()``) is bigger: ``read`` counts reads and releases every
     ``limit // READ_MAPS`` of them, ``wrote`` releases after a write transaction. The
     count is approximate (threads race on it): the bound is a size, not a promise to the
-    byte."""
+    byte.
+
+    The mapping's address is looked up once and kept until ``remapped``: call ``read``
+    and ``wrote`` only where the mapping cannot move meanwhile (in a read transaction, or
+    in the thread that grows the map)."""
 
     def __init__(self, path: Path, limit: int | None, used: Callable[[], int]) -> None:
         self.path = path
@@ -77,6 +82,7 @@ class ResidentBound:
         self._used = used
         self._every = max(1, (limit or 0) // READ_MAPS)
         self._reads = 0
+        self._spans: list[tuple[int, int]] | None = None
 
     def read(self, count: int = 1) -> None:
         """``count`` reads were made (a write transaction's changes count: each reads its
@@ -91,4 +97,14 @@ class ResidentBound:
 
     def wrote(self) -> None:
         if self.limit is not None and self._used() > self.limit:
-            release(self.path)
+            if self._spans is None:
+                try:
+                    self._spans = mappings(self.path)
+                except OSError:
+                    return
+            release(self.path, self._spans)
+
+    def remapped(self) -> None:
+        """The file was mapped again (its mapping grew): find the mapping again at the
+        next release. Called with no transaction running."""
+        self._spans = None
