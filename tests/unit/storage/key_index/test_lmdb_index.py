@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,11 +343,11 @@ def test_a_batch_that_fails_between_its_transactions_is_taken_out(
     before = raw_state(index)
     change, calls = index._change, []
 
-    def failing(*args: object) -> object:
+    def failing(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 3:
             raise KeyIndexError("no disk space for the key index (as a test)")
-        return change(*args)  # type: ignore[arg-type]
+        return change(*args, **kwargs)
 
     monkeypatch.setattr(index, "_change", failing)
     with pytest.raises(KeyIndexError, match="as a test"):
