@@ -16,7 +16,7 @@ content the batches make (computed in Python).
 Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_row_deletes.py [--rows 1000000] [--batch 50000]
-        [--flushes 8] [--repeat 3] [--json PATH]
+        [--flushes 8] [--repeat 3] [--ways merge_v2,merge_v3,equality_v2] [--json PATH]
 """
 
 from __future__ import annotations
@@ -63,8 +63,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch", type=positive_int, default=50_000)
     parser.add_argument("--flushes", type=positive_int, default=8)
     parser.add_argument("--repeat", type=positive_int, default=3)
+    parser.add_argument("--ways", default=",".join(WAYS),
+                        help=f"comma-separated ways to run (default {','.join(WAYS)})")
     parser.add_argument("--json", metavar="PATH")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.ways = args.ways.split(",")
+    unknown = sorted(set(args.ways) - set(WAYS))
+    if unknown:
+        parser.error(f"unknown ways: {', '.join(unknown)} (known: {', '.join(WAYS)})")
+    return args
 
 
 class Bench:
@@ -199,7 +206,8 @@ def run(
     made = batches(args.rows, args.batch, args.flushes)
     lookup_id = made[-1]["id"][0].as_py()
     results: dict[str, Any] = {}
-    for name, version in WAYS.items():
+    for name in args.ways:
+        version = WAYS[name]
         started = time.perf_counter()
         bench.create(name, version)
         created = time.perf_counter() - started
@@ -210,7 +218,7 @@ def run(
             flushes.append(time.perf_counter() - started)
         print(f"  {name}: flushes {', '.join(f'{s:.2f}' for s in flushes)} s", flush=True)
         results[name] = {"create_seconds": created, "flush_seconds": flushes}
-    for name in WAYS:
+    for name in args.ways:
         before = bench.reads(name, lookup_id, args.repeat)
         compaction = bench.compact(name)
         after = bench.reads(name, lookup_id, args.repeat)

@@ -24,7 +24,7 @@ TOML::
     flush_interval = 0.5        # seconds between group commits
     flush_rows = 50000          # changed rows that start a group commit sooner
     max_unflushed_rows = 100000 # changed rows in memory before commits wait for a flush
-    key_index_memory = 134217728  # bytes of the key index kept mapped between flushes
+    key_index_memory = 67108864 # bytes of the key index kept mapped between flushes
     compact_after = 16          # flushes per table before compaction
     snapshot_retention = 300    # seconds of Iceberg snapshots kept for time travel
     catalog = "replica"         # the Iceberg catalog's name (Spark and pyiceberg)
@@ -90,7 +90,7 @@ class SparkConfig:
     #: Changed rows committed and not yet flushed (held in memory) before commits wait.
     max_unflushed_rows: int = 100_000
     #: Bytes of the key index's file kept mapped in the server's memory between flushes.
-    key_index_memory: int = 128 * 1024 * 1024
+    key_index_memory: int = 64 * 1024 * 1024
     compact_after: int = 16
     snapshot_retention: float = 300.0
     catalog: str = "replica"

@@ -108,7 +108,7 @@ RECLAIM_PER_BATCH = 20_000
 #: Entries deleted, and row changes made or undone, per write transaction: what one commit
 #: maps of the file stays a few tens of MB (``apply``).
 RECLAIM_PER_TXN = 4_096
-CHANGES_PER_TXN = 1_024
+CHANGES_PER_TXN = 512
 #: Rows per write transaction in ``rebuild`` and ``verify``.
 CHUNK_ROWS = 50_000
 #: Entries per read transaction when scanning a table.

@@ -118,7 +118,7 @@ DEFAULT_FLUSH_ROWS = 50_000
 DEFAULT_MAX_UNFLUSHED_ROWS = 100_000
 #: Bytes of the key index's file the process keeps mapped in memory at most between two
 #: flushes (``LmdbKeyIndex.resident_limit``).
-DEFAULT_KEY_INDEX_MEMORY = 128 * 1024 * 1024
+DEFAULT_KEY_INDEX_MEMORY = 64 * 1024 * 1024
 #: Seconds between a waiting session's checks (it is woken at each flush's end too).
 THROTTLE_CHECK = 1.0
 #: Seconds between looks at whether the Spark driver JVM runs, while nothing is flushed.
