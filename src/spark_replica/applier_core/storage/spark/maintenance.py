@@ -14,8 +14,9 @@ of its own (its Iceberg commits carry none of the flush's snapshot properties):
    commit. A flush that loses such a race the other way is run again (``table_writes``).
    Only the files below ``TARGET_FILE_BYTES`` (the flushes' small ones) or with
    ``DELETED_FRACTION`` of their rows deleted are rewritten, so a round's cost follows what
-   changed since the last one, not the table's size; a table with a primary key is rewritten sorted by it, so a
-   lookup by key reads few files and row groups (their statistics exclude the rest);
+   changed since the last one, not the table's size; a table with a primary key is
+   rewritten sorted by it, so a lookup by key reads few files and row groups (their
+   statistics exclude the rest);
 2. expires each compacted table's snapshots older than both ``snapshot_retention`` and its
    recorded snapshot (never the recorded one or a newer one, which a crash recovery or a
    reader may need), unless a query reads the table;
