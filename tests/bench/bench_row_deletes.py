@@ -63,8 +63,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch", type=positive_int, default=50_000)
     parser.add_argument("--flushes", type=positive_int, default=8)
     parser.add_argument("--repeat", type=positive_int, default=3)
-    parser.add_argument("--ways", default=",".join(WAYS),
-                        help=f"comma-separated ways to run (default {','.join(WAYS)})")
+    parser.add_argument(
+        "--ways",
+        default=",".join(WAYS),
+        help=f"comma-separated ways to run (default {','.join(WAYS)})",
+    )
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
     args.ways = args.ways.split(",")
