@@ -139,6 +139,10 @@ class CommittedTable:
         """The same content under another name (RENAME TABLE); ``self`` is not changed."""
         raise NotImplementedError
 
+    def discard(self) -> None:
+        """A table a failed DDL made (``run_ddl``) is thrown away: free what it holds
+        outside the process (nothing here; the Spark engine's staged rows)."""
+
 
 #: Makes a new, empty table of an engine (CREATE, TRUNCATE and ALTER TABLE).
 NewTable = Callable[[TableRef, TableDef], CommittedTable]
@@ -335,11 +339,19 @@ def run_ddl(
     new_table: NewTable = Table,
 ) -> tuple[Catalog, Tables]:
     """The catalog and tables after ``operations`` (tables they create made by
-    ``new_table``); the inputs are left as they were."""
+    ``new_table``); the inputs are left as they were, and when an operation fails the
+    tables the ones before it made are discarded."""
     changed = dict(tables)
-    for operation in operations:
-        catalog = catalog.apply(operation)
-        _change_data(operation, catalog, changed, new_table)
+    try:
+        for operation in operations:
+            catalog = catalog.apply(operation)
+            _change_data(operation, catalog, changed, new_table)
+    except BaseException:
+        kept = {id(table) for table in tables.values()}
+        for table in changed.values():
+            if id(table) not in kept:
+                table.discard()
+        raise
     return catalog, changed
 
 

@@ -211,6 +211,33 @@ def test_an_alter_that_fails_gives_the_in_memory_engines_error_and_changes_nothi
         engine.close()
 
 
+def test_a_transaction_whose_second_alter_fails_forgets_the_first_ones_stage(
+    spark: Any, place: Any
+) -> None:
+    """The first ALTER of a transaction staged its rows in the key index, the second one
+    fails (1062): the transaction changes nothing and leaves no stage behind (before, the
+    stage stayed until the next start; a retried transaction staged again each time)."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        fill(writer)
+        engine.flush()
+        before = {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)}
+
+        def two_alters() -> None:
+            writer.session.apply_ddl("ALTER TABLE t ADD COLUMN x INT DEFAULT 1", "d")
+            writer.session.apply_ddl("ALTER TABLE n ADD PRIMARY KEY (a)", "d")
+
+        with streamed(), pytest.raises(EngineError) as raised:
+            writer.run(two_alters)
+        assert raised.value.code == 1062
+        assert {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)} == before
+        assert all(table_id >= 0 for table_id in engine.index.table_ids())
+        assert engine.check_index() == {}
+    finally:
+        engine.close()
+
+
 def test_a_stage_a_crash_left_is_dropped_at_start(spark: Any, place: Any) -> None:
     """An ALTER staged its rows and the process died before its flush: the next start
     forgets the stage (the ALTER is replayed from the relay log)."""

@@ -222,3 +222,10 @@ class IndexedTable(CommittedTable):
 
     def renamed(self, ref: TableRef) -> IndexedTable:
         return IndexedTable(ref, self.definition, self.content)
+
+    def discard(self) -> None:
+        """Forget the stage an ALTER loaded this table's rows into (a table sharing a
+        content the index holds, or all in the overlay, has none)."""
+        content = self.content
+        if content.table_id is not None and content.table_id < 0:
+            content.index.unstage(content.table_id)
