@@ -71,39 +71,6 @@ def test_flushes_go_on_while_a_compaction_runs(
     assert not [t for t in threading.enumerate() if t.name == "spark-engine-maintenance"]
 
 
-@pytest.mark.spark
-def test_a_table_with_a_fifth_of_its_rows_deleted_is_compacted_before_compact_after(
-    spark: Any, place: Any
-) -> None:
-    """Reads skip deleted rows through deletion vectors, paying for every deleted row
-    stored: a table whose recorded snapshot has ``DELETED_FRACTION`` of its rows deleted is
-    compacted at the next round, however few flushes changed it; one with fewer is not (so
-    reads between compactions stay within 1.5x of a compacted table's)."""
-    root, store = place
-    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=1000)
-    try:
-        writer = Writer(engine)
-        setup_tables(writer)
-        writer.rows(T, [RowChange.insert((i, "a")) for i in range(40)])
-        engine.flush()
-        writer.rows(T, [RowChange.update((0, "a"), (0, "b"))])  # 1 of 41 stored: not due
-        engine.flush()
-        maintenance = engine._maintenance
-        table = engine.durable_state().tables[T]
-        assert maintenance.deleted_fraction(table) == pytest.approx(1 / 41)
-        assert table.changes == 2  # not compacted
-        writer.rows(T, [RowChange.update((i, "a"), (i, "c")) for i in range(1, 12)])
-        engine.flush()  # 12 of 52 stored rows deleted: due; the round's result recorded
-        engine.flush()
-        table = engine.durable_state().tables[T]
-        assert table.changes == 0
-        assert maintenance.deleted_fraction(table) == 0.0
-        expected = [(0, "b"), *((i, "c") for i in range(1, 12)), *((i, "a") for i in range(12, 40))]
-        assert sorted(engine.rows(T)) == expected  # type: ignore[type-var]
-    finally:
-        engine.close()
-
-
 class FakeSpark:
     """Runs statements, the first ``losses`` of them failing as Iceberg refuses a commit
     that conflicts with a compaction."""

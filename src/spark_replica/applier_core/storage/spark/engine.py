@@ -73,6 +73,7 @@ from spark_replica.applier_core.storage.prepared_xa import XaChanges
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.commit_log import (
     Commit,
+    PendingChanges,
     Rewrite,
     Staged,
     TableChanges,
@@ -588,15 +589,24 @@ class SparkEngine(StoreBacked):
         state = self._state
         batch = state.last_batch + 1
         gtids = self._gtids_after(commits)
+        changes = collect(commits)
+        started = time.perf_counter()
         with self._commit_properties(batch, gtids):
-            tables = self._write_changes(commits, state.tables)
+            tables = self._write_changes(changes, state.tables)
+        written = time.perf_counter()
         writes: dict[int, IndexChanges] = {}
-        for ref, pending in collect(commits).items():
+        for ref, pending in changes.items():
             stored = state.tables.get(ref)
             if stored is not None:
                 writes[stored.id] = IndexChanges(puts=pending.keyed, deltas=pending.deltas)
         self._index_apply(batch, writes)
+        indexed = time.perf_counter()
         self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
+        logger.debug(
+            "batch %d: %d commits, %d changed rows in %d tables; Iceberg %.3f s, key index "
+            "%.3f s, commit point %.3f s", batch, len(commits), sum(c.rows for c in commits),
+            len(changes), written - started, indexed - written, time.perf_counter() - indexed,
+        )  # fmt: skip
         last = commits[-1].number
         with self.store.mutex:
             for table in {id(t): t for c in commits for t in c.targets}.values():
@@ -604,12 +614,12 @@ class SparkEngine(StoreBacked):
                     table.content.drain(last)
 
     def _write_changes(
-        self, commits: Sequence[Commit], tables: Mapping[TableRef, StoredTable]
+        self, changes: Mapping[TableRef, PendingChanges], tables: Mapping[TableRef, StoredTable]
     ) -> dict[TableRef, StoredTable]:
-        """Commit the net changes of ``commits`` to each touched table; the tables with
+        """Commit the net ``changes`` (``collect``) to each touched table; the tables with
         their new snapshots."""
         result = dict(tables)
-        for ref, pending in collect(commits).items():
+        for ref, pending in changes.items():
             stored = result.get(ref)
             if stored is None or not write_changes(self.spark, self.iceberg, stored, pending):
                 continue
@@ -625,7 +635,7 @@ class SparkEngine(StoreBacked):
         with self._commit_properties(batch, gtids):
             after = self._run_ddl(outcome, commit.rewrites)
             # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged so).
-            tables = self._write_changes([commit], after.tables)
+            tables = self._write_changes(collect([commit]), after.tables)
         based = self._index_ddl(batch, commit, outcome, after)
         self._record([commit], after.with_tables(tables, last_batch=batch), gtids)
         with self.store.mutex:

@@ -4,19 +4,15 @@ meanwhile (``spark-engine-maintenance``).
 After each flush the flusher asks for a round (``request``). A round, in a Spark session
 of its own (its Iceberg commits carry none of the flush's snapshot properties):
 
-1. compacts every table with ``compact_after`` flushes since its last compaction, or with
-   ``DELETED_FRACTION`` of the rows its data files hold deleted (its recorded snapshot's
-   summary: ``total-position-deletes`` over ``total-records``), so that reads between two
-   compactions pay a bounded price for the deleted rows they skip, with
+1. compacts every table with ``compact_after`` flushes since its last compaction, with
    Iceberg's ``rewrite_data_files`` and ``rewrite_position_delete_files`` in file groups
    that commit on their own (``partial-progress``): a group whose files a concurrent flush
    deleted rows from fails Iceberg's validation and is left for a later round, the others
    commit. A flush that loses such a race the other way is run again (``table_writes``).
-   Only the files below ``TARGET_FILE_BYTES`` (the flushes' small ones) or with
-   ``DELETED_FRACTION`` of their rows deleted are rewritten, so a round's cost follows what
-   changed since the last one, not the table's size; a table with a primary key is
-   rewritten sorted by it, so a lookup by key reads few files and row groups (their
-   statistics exclude the rest);
+   Only the files below ``TARGET_FILE_BYTES`` (the flushes' small ones) or with many of
+   their rows deleted are rewritten, so a round's cost follows what changed since the last
+   one, not the table's size; a table with a primary key is rewritten sorted by it, so a
+   lookup by key reads few files and row groups (their statistics exclude the rest);
 2. expires each compacted table's snapshots older than both ``snapshot_retention`` and its
    recorded snapshot (never the recorded one or a newer one, which a crash recovery or a
    reader may need), unless a query reads the table;
@@ -58,22 +54,15 @@ ORPHAN_AGE = 3 * 24 * 3600.0
 #: How often (seconds) one table's orphan files are looked for (it lists the location).
 ORPHAN_INTERVAL = 3600.0
 #: The size of the data files compaction writes; files this big (three quarters of it,
-#: Iceberg's default ``min-file-size-bytes``) are left as they are unless
-#: ``DELETED_FRACTION`` of their rows are deleted.
+#: Iceberg's default ``min-file-size-bytes``) are left as they are unless Iceberg's
+#: ``delete-ratio-threshold`` (30 % of their rows deleted) says otherwise.
 TARGET_FILE_BYTES = 128 * 1024 * 1024
-#: The fraction of a table's stored rows deleted (replaced or deleted rows that reads skip
-#: through deletion vectors) that makes it due for compaction, and of a file's rows that
-#: makes compaction rewrite it (Iceberg's ``delete-ratio-threshold``; its default is 0.3).
-DELETED_FRACTION = 0.2
 #: Rewrite options: files groups that commit on their own; two small files are enough to
 #: rewrite.
 _REWRITE_OPTIONS = (
-    "'partial-progress.enabled', 'true', 'partial-progress.max-commits', '10', "
-    f"'min-input-files', '2', 'target-file-size-bytes', '{TARGET_FILE_BYTES}'"
+    "map('partial-progress.enabled', 'true', 'partial-progress.max-commits', '10', "
+    f"'min-input-files', '2', 'target-file-size-bytes', '{TARGET_FILE_BYTES}')"
 )
-#: What only the rewrite of data files takes (the delete files' rewrite refuses it).
-_DATA_REWRITE_OPTIONS = f"map({_REWRITE_OPTIONS}, 'delete-ratio-threshold', '{DELETED_FRACTION}')"
-_DELETE_REWRITE_OPTIONS = f"map({_REWRITE_OPTIONS})"
 
 
 class Maintenance:
@@ -171,7 +160,7 @@ class Maintenance:
         state = self._state()
         compacted: list[StoredTable] = []
         for table in state.tables.values():
-            if self.stopping() or not self._due(table):
+            if table.changes < self.compact_after or self.stopping():
                 continue
             try:
                 self.compact(table)
@@ -199,31 +188,6 @@ class Maintenance:
                                exc_info=True)  # fmt: skip
         return compacted
 
-    def _due(self, table: StoredTable) -> bool:
-        """Whether ``table`` is compacted this round: ``compact_after`` flushes, or a
-        changed table with ``DELETED_FRACTION`` of its rows deleted."""
-        if table.changes >= self.compact_after:
-            return True
-        if not table.changes:
-            return False
-        try:
-            return self.deleted_fraction(table) >= DELETED_FRACTION
-        except Exception:
-            logger.warning("could not read the snapshot summary of %s", table.ref, exc_info=True)
-            return False
-
-    def deleted_fraction(self, table: StoredTable) -> float:
-        """The fraction of the rows ``table``'s data files hold at its recorded snapshot
-        that are deleted (by deletion vectors or position deletes)."""
-        iceberg = self.catalog.load(namespace_name(table.ref.schema), table.ref.table)
-        snapshot = iceberg.snapshot(table.snapshot)
-        if snapshot is None:
-            return 0.0
-        summary = snapshot.summary()
-        records = int(summary.get("total-records") or 0)
-        deleted = int(summary.get("total-position-deletes") or 0)
-        return deleted / records if records else 0.0
-
     def compact(self, table: StoredTable) -> None:
         """Rewrite ``table``'s small data and delete files into few (sorted by its primary
         key when it has one)."""
@@ -231,9 +195,9 @@ class Maintenance:
         procedures = f"{self.catalog.name}.system"
         self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
                        f"{_sort_by_key(table.definition)}"
-                       f"options => {_DATA_REWRITE_OPTIONS})").collect()  # fmt: skip
+                       f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
         self.spark.sql(f"CALL {procedures}.rewrite_position_delete_files(table => '{name}', "
-                       f"options => {_DELETE_REWRITE_OPTIONS})").collect()  # fmt: skip
+                       f"options => {_REWRITE_OPTIONS})").collect()  # fmt: skip
 
     def expire_snapshots(self, table: StoredTable) -> None:
         """Expire ``table``'s snapshots older than ``snapshot_retention`` seconds and than
