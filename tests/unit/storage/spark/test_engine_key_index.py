@@ -3,6 +3,7 @@ undone, a missing or damaged one is rebuilt from the tables, ``check_index`` com
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,89 @@ def test_ddl_keeps_the_index_with_the_tables_across_a_restart(
         assert again.check_index() == {}
     finally:
         again.close()
+
+
+WAIT = 60.0
+
+
+def test_the_key_index_takes_a_batch_while_spark_writes_it(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush applies its batch to the key index beside the tables' Iceberg commits, not
+    after them: the Iceberg write here waits until the key index has begun the batch."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        engine.flush()
+        began, threads = threading.Event(), []
+        apply, write = engine.index.apply, engine_module.write_changes
+
+        def applying(batch: int, writes: Any) -> None:
+            threads.append(threading.current_thread().name)
+            began.set()
+            apply(batch, writes)
+
+        def writing(*args: Any) -> bool:
+            assert began.wait(WAIT), "the key index waited for the Iceberg commits"
+            return write(*args)
+
+        monkeypatch.setattr(engine.index, "apply", applying)
+        monkeypatch.setattr(engine_module, "write_changes", writing)
+        writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(5)])
+        engine.flush()
+        assert threads == ["spark-engine-key-index"]
+        assert sorted(engine.rows(T)) == [(i, f"v{i}") for i in range(5)]  # type: ignore[type-var]
+        assert engine.check_index() == {}
+    finally:
+        engine.close()
+    assert not [t for t in threading.enumerate() if t.name == "spark-engine-key-index"]
+
+
+@pytest.mark.parametrize("failing", ["iceberg", "index"])
+def test_a_batch_that_fails_on_either_side_leaves_the_index_as_recorded(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """The Iceberg commits fail (the key index took the batch meanwhile: undone) or the key
+    index fails (the Iceberg commits are not recorded): the flush fails, the index stays at
+    the recorded batch, and the flush that retries it gives the rows and an index that
+    agrees with the tables."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        engine.flush()
+        recorded = engine.durable_state().last_batch
+        failures = [RuntimeError(f"the {failing} side failed (as a test)")]
+        apply, write = engine.index.apply, engine_module.write_changes
+
+        def applying(batch: int, writes: Any) -> None:
+            apply(batch, writes)
+            if failing == "index" and failures:
+                raise failures.pop()
+
+        def writing(*args: Any) -> bool:
+            done = write(*args)
+            if failing == "iceberg" and failures:
+                raise failures.pop()
+            return done
+
+        undo, after_undo = engine._undo_index, []
+
+        def undoing(batch: int) -> None:
+            undo(batch)
+            after_undo.append(engine.index.batch)
+
+        monkeypatch.setattr(engine.index, "apply", applying)
+        monkeypatch.setattr(engine_module, "write_changes", writing)
+        monkeypatch.setattr(engine, "_undo_index", undoing)
+        with pytest.raises(RuntimeError, match="as a test"):
+            writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(5)])
+            engine.flush()
+        engine.flush()  # the retry
+        assert after_undo == ([recorded] if failing == "iceberg" else [])
+        assert engine.durable_state().last_batch == engine.index.batch > recorded
+        assert sorted(engine.rows(T)) == [(i, f"v{i}") for i in range(5)]  # type: ignore[type-var]
+        assert engine.check_index() == {}
+    finally:
+        engine.close()

@@ -70,6 +70,7 @@ from spark_replica.applier_core.storage.key_index import TableChanges as IndexCh
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory_tables import CommittedTable, Stage, hashable
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
+from spark_replica.applier_core.storage.spark.beside import Beside
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.commit_log import (
     Commit,
@@ -586,26 +587,45 @@ class SparkEngine(StoreBacked):
             self._write_batch(commits[start:])
 
     def _write_batch(self, commits: Sequence[Commit]) -> None:
+        """Make a run of row-change commits durable as one batch: each touched table's
+        Iceberg commit and, beside them on a thread of its own, the batch in the key index;
+        then the commit point. A failure on either side fails the batch with the key index
+        as it was (the retried flush applies it again)."""
         state = self._state
         batch = state.last_batch + 1
         gtids = self._gtids_after(commits)
         changes = collect(commits)
-        started = time.perf_counter()
-        with self._commit_properties(batch, gtids):
-            tables = self._write_changes(changes, state.tables)
-        written = time.perf_counter()
         writes: dict[int, IndexChanges] = {}
         for ref, pending in changes.items():
             stored = state.tables.get(ref)
             if stored is not None:
                 writes[stored.id] = IndexChanges(puts=pending.keyed, deltas=pending.deltas)
-        self._index_apply(batch, writes)
-        indexed = time.perf_counter()
+        timing: dict[str, float] = {}
+        started = time.perf_counter()
+
+        def index() -> None:
+            self._index_apply(batch, writes)
+            timing["index"] = time.perf_counter() - started
+
+        indexing = Beside("spark-engine-key-index", index)
+        try:
+            with self._commit_properties(batch, gtids):
+                tables = self._write_changes(changes, state.tables)
+        except BaseException:
+            if indexing.join() is None:
+                self._undo_index(batch)
+            raise
+        timing["iceberg"] = time.perf_counter() - started
+        error = indexing.join()
+        if error is not None:
+            raise error
+        recording = time.perf_counter()
         self._record(commits, state.with_tables(tables, last_batch=batch), gtids)
         logger.debug(
             "batch %d: %d commits, %d changed rows in %d tables; Iceberg %.3f s, key index "
-            "%.3f s, commit point %.3f s", batch, len(commits), sum(c.rows for c in commits),
-            len(changes), written - started, indexed - written, time.perf_counter() - indexed,
+            "%.3f s beside it, commit point %.3f s", batch, len(commits),
+            sum(c.rows for c in commits), len(changes), timing["iceberg"], timing["index"],
+            time.perf_counter() - recording,
         )  # fmt: skip
         last = commits[-1].number
         with self.store.mutex:
@@ -793,7 +813,8 @@ class SparkEngine(StoreBacked):
                            after.last_batch)  # fmt: skip
 
     def _index_apply(self, batch: int, writes: Mapping[int, IndexChanges]) -> None:
-        """Apply ``batch`` to the key index (flusher thread, before its commit point)."""
+        """Apply ``batch`` to the key index (beside the flusher's Iceberg commits or after
+        them, before its commit point)."""
         if self.index.batch == batch:  # left by a failed commit point whose undo failed
             self.index.undo(batch)
         self.index.apply(batch, writes)
