@@ -7,7 +7,7 @@ number of a value that does not convert) and a restart agree with the in-memory 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -172,11 +172,32 @@ def test_an_alter_that_keeps_rows_and_key_shares_the_content(
         engine.close()
 
 
-def errors_of(engine: Any, statement: str) -> tuple[int, str]:
+def contents(engine: SparkEngine) -> dict[Any, list[Any]]:
+    """Both tables' rows, in a stable order."""
+    return {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)}
+
+
+def errors_of(engine: Any, statement: str | Callable[[Any], None]) -> tuple[int, str]:
+    """The error of a DDL ``statement`` (or of a transaction running what it does with
+    the session)."""
     writer = Writer(engine, 50)
     with pytest.raises(EngineError) as raised:
-        writer.ddl(statement)
+        if isinstance(statement, str):
+            writer.ddl(statement)
+        else:
+            writer.run(lambda: statement(writer.session))
     return raised.value.code, raised.value.message
+
+
+def fails_cleanly(engine: SparkEngine, failing: Callable[[], tuple[int, str]]) -> tuple[int, str]:
+    """``failing``'s error, once checked that it changed no row and left no stage in the
+    key index, and that no table was read whole meanwhile."""
+    before = contents(engine)
+    with streamed():
+        error = failing()
+    assert contents(engine) == before
+    assert all(table_id >= 0 for table_id in engine.index.table_ids())
+    return error
 
 
 @pytest.mark.parametrize(
@@ -196,14 +217,9 @@ def test_an_alter_that_fails_gives_the_in_memory_engines_error_and_changes_nothi
     expected = errors_of(memory, statement)
     engine = start(spark, place)
     try:
-        writer = Writer(engine)
-        fill(writer)
+        fill(Writer(engine))
         engine.flush()
-        before = {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)}
-        with streamed():
-            assert errors_of(engine, statement) == expected
-        assert {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)} == before
-        assert all(table_id >= 0 for table_id in engine.index.table_ids())
+        assert fails_cleanly(engine, lambda: errors_of(engine, statement)) == expected
         Writer(engine, 60).rows(T, [RowChange.insert((200, "z"))])  # the table goes on
         engine.flush()
         assert engine.check_index() == {}
@@ -219,20 +235,14 @@ def test_a_transaction_whose_second_alter_fails_forgets_the_first_ones_stage(
     stage stayed until the next start; a retried transaction staged again each time)."""
     engine = start(spark, place)
     try:
-        writer = Writer(engine)
-        fill(writer)
+        fill(Writer(engine))
         engine.flush()
-        before = {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)}
 
-        def two_alters() -> None:
-            writer.session.apply_ddl("ALTER TABLE t ADD COLUMN x INT DEFAULT 1", "d")
-            writer.session.apply_ddl("ALTER TABLE n ADD PRIMARY KEY (a)", "d")
+        def two_alters(session: Any) -> None:
+            session.apply_ddl("ALTER TABLE t ADD COLUMN x INT DEFAULT 1", "d")
+            session.apply_ddl("ALTER TABLE n ADD PRIMARY KEY (a)", "d")
 
-        with streamed(), pytest.raises(EngineError) as raised:
-            writer.run(two_alters)
-        assert raised.value.code == 1062
-        assert {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)} == before
-        assert all(table_id >= 0 for table_id in engine.index.table_ids())
+        assert fails_cleanly(engine, lambda: errors_of(engine, two_alters))[0] == 1062
         assert engine.check_index() == {}
     finally:
         engine.close()
