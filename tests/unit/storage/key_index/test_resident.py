@@ -77,6 +77,17 @@ def test_without_a_limit_or_below_it_the_pages_stay(tmp_path: Path) -> None:
             assert mapped_resident(data) >= before
 
 
+def run_child(script: str, path: Path) -> str:
+    """What ``script`` prints, run in a Python process of its own on the index at ``path``
+    (``sys.argv[1]``)."""
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True, text=True, check=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4] / "src")},
+    )  # fmt: skip
+    return child.stdout
+
+
 #: Run in a process of its own: its peak resident set (``VmHWM``) is the measure.
 _PEAK_OF_A_BATCH = """
 import random, sys
@@ -86,7 +97,7 @@ def status(field):
     with open("/proc/self/status") as status:
         return next(int(l.split()[1]) * 1024 for l in status if l.startswith(field + ":"))
 
-lmdb_index.CHANGES_PER_TXN = 64  # what a commit maps shrinks with it; 1,024 in the product
+lmdb_index.CHANGES_PER_TXN = 64  # what a commit maps shrinks with it (512 in the product)
 with LmdbKeyIndex(sys.argv[1], sync=False, resident_limit=1 << 20) as index:
     index.apply(1, {1: TableChanges(replace=[], key_of=lambda row: (row[0],))})
     for batch in range(2, 12):
@@ -111,12 +122,8 @@ def test_a_batch_of_random_changes_maps_a_part_of_the_file_at_a_time(tmp_path: P
     each: a batch is a run of small write transactions, each releasing what it mapped, so
     the process's peak stays far below the file (one transaction of 30,000 random changes
     mapped all of a 1M-row index: 430 MB, a 1.1 GB spike at 5M rows)."""
-    child = subprocess.run(
-        [sys.executable, "-c", _PEAK_OF_A_BATCH, str(tmp_path / "index")],
-        capture_output=True, text=True, check=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4] / "src")},
-    )  # fmt: skip
-    used, peak = (int(part) for part in child.stdout.split()[-2:])
+    output = run_child(_PEAK_OF_A_BATCH, tmp_path / "index")
+    used, peak = (int(part) for part in output.split()[-2:])
     assert used > 50 << 20
     assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MiB over a {used / 2**20:.0f} MiB index"
 
@@ -154,12 +161,8 @@ def test_a_batch_of_random_changes_writes_through_the_mapping_not_copies(
     not in copies the process allocates: 20,000 random keys of a 100,000-row index change
     most of its 7,000 leaf pages (about 30 MB of copies without it; 150 MB for 50,000 keys
     of a 1M-row table), and the process's anonymous memory stays where it was."""
-    child = subprocess.run(
-        [sys.executable, "-c", _RANDOM_BATCH, str(tmp_path / "index")],
-        capture_output=True, text=True, check=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4] / "src")},
-    )  # fmt: skip
-    grown = int(child.stdout.split()[-1])
+    output = run_child(_RANDOM_BATCH, tmp_path / "index")
+    grown = int(output.split()[-1])
     assert grown < 8 << 20, f"{grown / 2**20:.1f} MiB allocated while the batch was written"
 
 

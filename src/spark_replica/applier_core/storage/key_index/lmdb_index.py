@@ -385,7 +385,8 @@ class LmdbKeyIndex:
 
     def align(self, recorded_batch: int) -> None:
         """Bring the index to the recorded commit point: nothing to do, or undo the one
-        batch applied after it; anything else raises KeyIndexOutOfDate."""
+        batch applied after it (or the part of it a failure or crash left); anything else
+        raises KeyIndexOutOfDate."""
         with self._write_lock:
             undo_batch = self._undo_batch_number()
             if self.batch == recorded_batch and undo_batch != recorded_batch + 1:
