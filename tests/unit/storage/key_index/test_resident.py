@@ -175,7 +175,10 @@ def test_disk_space_is_reserved_ahead_of_the_writes(tmp_path: Path) -> None:
         data = path.resolve() / "data.mdb"
         allocated = os.stat(data).st_blocks * 512
         assert data.stat().st_size == index.map_size  # the mapping's size, mostly a hole
-        assert allocated >= index._used_bytes() + lmdb_index.RESERVE_BYTES // 2
+        assert allocated >= index._used_bytes() + lmdb_index.MIN_RESERVE_BYTES // 2
+        # A small index takes a few MB of disk, not the whole reserve (many engines in one
+        # data directory, or a test suite, would fill a disk with 64 MiB each).
+        assert allocated <= index._used_bytes() + lmdb_index.MIN_RESERVE_BYTES
         assert allocated < index.map_size
 
 

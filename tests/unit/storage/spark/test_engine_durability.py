@@ -209,6 +209,48 @@ def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_red
         again.close()
 
 
+def test_a_flush_failing_after_its_ddl_was_recorded_retries_only_the_rest(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush records each DDL commit on its own before the row changes after it; when
+    the rows then fail (a full disk), the retry takes only what no commit point recorded:
+    the DDL is not applied twice (it would fail with 1007 forever) and the rows land once."""
+    from spark_replica.applier_core.storage.spark import table_writes
+
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    engine = start(spark, place, flush_interval=3600)
+    original = table_writes._view
+    failed: list[str] = []
+
+    def view(spark: Any, table: Any, data: pa.Table) -> str:
+        if not failed:
+            failed.append(table.ref.table)
+            raise OSError("No space left on device")
+        return original(spark, table, data)
+
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        engine.flush()
+        monkeypatch.setattr(table_writes, "_view", view)
+        writer.run(lambda: writer.session.apply_ddl("CREATE DATABASE e", "d"))
+        writer.rows(T, [RowChange.insert((1, "a")), RowChange.insert((2, "b"))])
+        with pytest.raises(RuntimeError, match="No space left on device"):
+            engine.flush()
+        assert "e" in engine.durable_state().databases  # recorded before the rows failed
+        engine.flush()  # the retry: the rows alone
+        assert failed == ["t"] and engine.flush_error is None
+        assert sorted(engine.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[arg-type]
+    finally:
+        engine.close()
+    again = start(spark, place)
+    try:
+        assert sorted(again.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[arg-type]
+        assert again.durable_state().gtids == ((UUID, "", 1, 5),)
+    finally:
+        again.close()
+
+
 def test_slices_cut_a_table_by_rows_into_views_of_about_the_size() -> None:
     data = pa.table({"id": list(range(1000)), "v": [f"{i:08d}" for i in range(1000)]})
     parts = slices(data, data.nbytes // 4)

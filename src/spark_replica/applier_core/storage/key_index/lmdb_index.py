@@ -113,9 +113,11 @@ CHANGES_PER_TXN = 512
 CHUNK_ROWS = 50_000
 #: Entries per read transaction when scanning a table.
 SCAN_CHUNK = 1_000
-#: Disk space kept reserved ahead of what a write transaction may have written so far; and
+#: Disk space kept reserved ahead of what a write transaction may have written so far: an
+#: eighth of the file, within these bounds (a small index does not take 64 MiB of disk); and
 #: what one put may write besides its key and value (a copied leaf page, a split).
 RESERVE_BYTES = 64 << 20
+MIN_RESERVE_BYTES = 4 << 20
 PUT_PAGES_BYTES = 2 * 4096
 #: What deleting one of a run of neighbouring keys may write: each leaf page changes once
 #: for many of them.
@@ -525,7 +527,7 @@ class LmdbKeyIndex:
         self._grow_if_nearly_full()
         while True:
             self._txn_base, self._txn_bytes = self._used_bytes(), 0
-            self._reserve(self._txn_base + RESERVE_BYTES)
+            self._reserve(self._txn_base + self._margin())
             txn = self._env.begin(write=True)
             try:
                 result = body(txn)
@@ -562,8 +564,13 @@ class LmdbKeyIndex:
         may write ``pages`` bytes of pages besides): keep disk space reserved ahead of all
         it may have written."""
         self._txn_bytes += nbytes + pages
-        if self._txn_base + self._txn_bytes + RESERVE_BYTES // 2 > self._reserved:
-            self._reserve(self._txn_base + self._txn_bytes + RESERVE_BYTES)
+        margin = self._margin()
+        if self._txn_base + self._txn_bytes + margin // 2 > self._reserved:
+            self._reserve(self._txn_base + self._txn_bytes + margin)
+
+    def _margin(self) -> int:
+        """How far ahead of the writes disk space is kept reserved."""
+        return min(RESERVE_BYTES, max(MIN_RESERVE_BYTES, self._txn_base // 8))
 
     def _reserve(self, end: int) -> None:
         """Give the data file disk space up to ``end`` bytes (within the map: LMDB refuses

@@ -501,6 +501,7 @@ class SparkEngine(StoreBacked):
             try:
                 self._write(commits)
             except Exception as error:  # a Spark or metadata failure: retry later
+                commits = self._unrecorded(commits)
                 fatal: Exception | None = driver_gone(self.spark)
                 if fatal is None and isinstance(error, CommitPointMoved):
                     fatal = error
@@ -524,6 +525,14 @@ class SparkEngine(StoreBacked):
             self.snapshots.forget_unused_views()
             self._drop_namespaces()
             self._maintenance.request(durable)
+
+    def _unrecorded(self, commits: list[Commit]) -> list[Commit]:
+        """Those of a failed flush's ``commits`` that no commit point recorded: a flush
+        records a DDL commit and each run of row changes between them on its own, so a
+        failure part-way leaves the first ones durable."""
+        with self._cond:
+            durable = self._durable
+        return [commit for commit in commits if commit.number > durable]
 
     def _requeue(self, error: BaseException, commits: list[Commit]) -> None:
         """A flush of ``commits`` failed with ``error``: they go back to the head of the
