@@ -115,9 +115,11 @@ def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
     c1 = Replica(data, workers=2, channel="c1")
     c2 = c1.sibling("c2")
     try:
-        c1.start()
-        assert c1.wait_for(f"{first.server_uuid}:1-3")  # database and table created, loaded
+        # Until the database and table are created and loaded: later inserts stay to apply.
+        c1.start(Until(UntilKind.SQL_AFTER_GTIDS, gtids=f"{first.server_uuid}:1-3"))
+        assert c1.exited.wait(WAIT)
         c1.stop()
+        assert c1.exits == [None]
         # A row the source inserts later is there already: c1 fails with 1062 when it gets
         # there.
         executed = c1.executed.snapshot()
@@ -136,7 +138,7 @@ def test_t40_t41_an_error_stops_only_its_channel(tmp_path: Path) -> None:
         assert c2.wait_for(f"{second.server_uuid}:1-{len(second_transactions)}")
         c2.stop()
         c1.stop()
-        error = c1.exits[0]
+        error = c1.exits[-1]  # the first: the UNTIL run's end
         assert error is not None and error.number == 1062
         assert error.message.startswith("Replica SQL for channel 'c1': Worker ")
         assert (

@@ -178,7 +178,9 @@ def test_disk_space_is_reserved_ahead_of_the_writes(tmp_path: Path) -> None:
         assert allocated >= index._used_bytes() + lmdb_index.MIN_RESERVE_BYTES // 2
         # A small index takes a few MB of disk, not the whole reserve (many engines in one
         # data directory, or a test suite, would fill a disk with 64 MiB each).
-        assert allocated <= index._used_bytes() + lmdb_index.MIN_RESERVE_BYTES
+        # (the reserve runs ahead of an estimate of what a transaction writes, above it)
+        assert allocated <= index._used_bytes() + 2 * lmdb_index.MIN_RESERVE_BYTES
+        assert allocated < lmdb_index.RESERVE_BYTES // 4
         assert allocated < index.map_size
 
 
