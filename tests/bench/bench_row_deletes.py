@@ -50,7 +50,7 @@ MERGE_ON_READ = ", ".join(
     f"'write.{kind}.mode' = 'merge-on-read'" for kind in ("delete", "update", "merge")
 )
 #: name → format version; how each table takes a batch is ``Bench.<way>``.
-WAYS = {"merge_v2": 2, "merge_v3": 3, "equality_v2": 2}
+WAYS = {"merge_v2": 2, "merge_v3": 3, "matched_v3": 3, "equality_v2": 2}
 QUERIES = {
     "count_sum": "SELECT COUNT(*), SUM(k) FROM {table}",
     "lookup": "SELECT id, k, c FROM {table} WHERE id = {id}",
@@ -109,6 +109,8 @@ class Bench:
     def apply(self, name: str, batch: pa.Table) -> None:
         if name.startswith("merge"):
             self._merge(name, batch)
+        elif name.startswith("matched"):
+            self._matched(name, batch)
         else:
             self._equality(name, batch)
 
@@ -118,6 +120,19 @@ class Bench:
         self.spark.sql(
             f"MERGE INTO {CATALOG}.{NAMESPACE}.{name} t USING {view} s ON t.id = s.id "
             "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        )
+
+    def _matched(self, name: str, batch: pa.Table) -> None:
+        """The changed rows the table holds, in a ``MERGE INTO`` with matched clauses only:
+        an inner join, so the changes are broadcast and the table is not shuffled (with a
+        ``NOT MATCHED`` clause the join is an outer one that keeps the changes, and Spark
+        can only broadcast the table). New rows would be appended in a second commit."""
+        view = f"changes_{name}"
+        self.spark.createDataFrame(batch.to_pandas()).createOrReplaceTempView(view)
+        self.spark.sql(
+            f"MERGE INTO {CATALOG}.{NAMESPACE}.{name} t "
+            f"USING (SELECT /*+ BROADCAST */ * FROM {view}) s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET *"
         )
 
     def _equality(self, name: str, batch: pa.Table) -> None:

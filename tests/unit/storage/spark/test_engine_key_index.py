@@ -112,6 +112,42 @@ def test_a_missing_index_is_rebuilt_and_a_damaged_one_is_found(spark: Any, place
         damaged.close()
 
 
+def test_a_change_the_table_cannot_match_fails_the_flush_naming_the_table(
+    spark: Any, place: Any
+) -> None:
+    """The flush's ``MERGE`` joins only the rows the key index says the table holds (an
+    inner join, the changes broadcast); an index holding a row the table lacks would lose
+    that row's update silently, so the rows the ``MERGE`` matched are counted: fewer fails
+    the flush with an error naming the table, and nothing of the flush is recorded."""
+    gno = filled(spark, place)
+    engine = start(spark, place)
+    path, state = engine.key_index_path, engine.durable_state()
+    engine.close()
+    with LmdbKeyIndex(path) as index:  # a row the table lacks, at the same batch
+        batch = index.batch
+        rows = [(i, f"v{i}") for i in range(20)] + [(77, "ghost")]
+        index.rebuild(state.tables[T].id, rows, lambda row: row[:1])
+        index.set_batch(batch)
+    damaged = start(spark, place)
+    try:
+        writer = Writer(damaged, gno + 1)
+        writer.rows(T, [RowChange.update((77, "ghost"), (77, "seen")),
+                        RowChange.update((3, "v3"), (3, "three"))])  # fmt: skip
+        writer.rows(T, [RowChange.insert((100, "new"))])
+        with pytest.raises(RuntimeError) as caught:
+            damaged.flush()
+        text = str(caught.value)
+        assert f"Iceberg table {damaged.iceberg.sql_name(T)} holds 1 of the 2 rows" in text
+        assert damaged.failure is not None and damaged.failure in text  # flushing stopped
+        assert damaged.durable_state().last_batch == state.last_batch
+        recorded = damaged.durable_state().tables[T].snapshot
+        assert damaged.iceberg.current_snapshot(T) == recorded  # the MERGE was undone
+    finally:
+        damaged.close()
+    with LmdbKeyIndex(path) as index:
+        assert index.batch == state.last_batch
+
+
 def test_a_table_is_read_in_slices(spark: Any, place: Any) -> None:
     filled(spark, place)
     engine = start(spark, place)

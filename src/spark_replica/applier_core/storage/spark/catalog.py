@@ -212,22 +212,43 @@ class IcebergCatalog:
             ForeignCommit: another application committed to the table after ``recorded``.
         """
         table = self.load(namespace_name(ref.schema), ref.table)
-        current = table.currentSnapshot()
         app = self.spark.sparkContext.applicationId
-        snapshot = current
-        while snapshot is not None and int(snapshot.snapshotId()) != recorded:
+        for snapshot in self._after(ref, table, recorded):
             ours = snapshot.summary().get("spark.app.id") == app
             if not ours and str(snapshot.operation()) != REPLACE:
                 raise ForeignCommit(
                     f"Iceberg table {self.sql_name(ref)} has a commit of another writer "
                     f"(snapshot {snapshot.snapshotId()}) after the recorded snapshot {recorded}"
                 )
+        return snapshot_id(table)
+
+    def rows_deleted_since(self, ref: TableRef, since: int) -> int:
+        """How many rows the commits after snapshot ``since`` deleted by position (the rows
+        a merge-on-read ``MERGE`` matched), compactions left out: they fold deletes into
+        rewritten files, deleting no row."""
+        table = self.load(namespace_name(ref.schema), ref.table)
+        deleted = 0
+        for snapshot in self._after(ref, table, since):
+            if str(snapshot.operation()) != REPLACE:
+                summary = snapshot.summary()
+                deleted += int(summary.get("added-position-deletes") or 0)
+                deleted -= int(summary.get("removed-position-deletes") or 0)
+        return deleted
+
+    def _after(self, ref: TableRef, table: Any, since: int) -> Iterator[Any]:
+        """The snapshots of ``table`` after ``since`` up to its current one, newest first.
+
+        Raises:
+            ForeignCommit: the current snapshot does not descend from ``since``.
+        """
+        snapshot = table.currentSnapshot()
+        while snapshot is not None and int(snapshot.snapshotId()) != since:
+            yield snapshot
             parent = snapshot.parentId()
             snapshot = None if parent is None else table.snapshot(parent)
         if snapshot is None:
             raise ForeignCommit(f"Iceberg table {self.sql_name(ref)} does not descend from "
-                                f"its recorded snapshot {recorded}")  # fmt: skip
-        return int(current.snapshotId())
+                                f"its recorded snapshot {since}")  # fmt: skip
 
     def records(self, ref: TableRef, snapshot: int) -> int | None:
         """About how many rows ``ref`` holds at ``snapshot`` (its summary's data records,

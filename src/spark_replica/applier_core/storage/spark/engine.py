@@ -104,6 +104,7 @@ from spark_replica.applier_core.storage.spark.state import (
     StoredTable,
 )
 from spark_replica.applier_core.storage.spark.table_writes import (
+    IndexDisagrees,
     append_rows,
     iter_rows,
     write_changes,
@@ -505,6 +506,9 @@ class SparkEngine(StoreBacked):
                 fatal: Exception | None = driver_gone(self.spark)
                 if fatal is None and isinstance(error, CommitPointMoved):
                     fatal = error
+                if fatal is None and isinstance(error, IndexDisagrees):
+                    self._undo_unrecorded()
+                    fatal = error  # trying again would meet it again
                 if fatal is not None:
                     self._stop_flushing(fatal, commits)
                     return  # the commits stay in the relay log for the next start

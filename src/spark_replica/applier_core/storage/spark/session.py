@@ -102,6 +102,7 @@ def get_spark(options: Mapping[str, str] | None = None) -> Any:
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
+        _quiet_hint_warnings(session)
         if not logging.getLogger("spark_replica").isEnabledFor(logging.DEBUG):
             _quiet_failure_stacks(session)
         return session
@@ -115,6 +116,16 @@ _TASK_FAILURE_LOGGERS = ("org.apache.spark.executor.Executor",
                          "org.apache.spark.util.Utils")  # fmt: skip
 #: pyspark's loggers that print a failed query's JVM stack as JSON on the way to Python.
 _QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _quiet_hint_warnings(session: Any) -> None:
+    """A flush's ``MERGE INTO`` broadcasts its changes by a hint (``table_writes``) that
+    Spark also meets in a plan of the statement without the join, and warns about at every
+    flush; the hint works (the join broadcasts the changes)."""
+    log4j = session.sparkContext._jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setLevel(
+        "org.apache.spark.sql.catalyst.analysis.HintErrorLogger", log4j.Level.ERROR
+    )
 
 
 def _quiet_failure_stacks(session: Any) -> None:

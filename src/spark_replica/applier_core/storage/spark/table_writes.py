@@ -1,17 +1,24 @@
-"""A flush's row changes written into one Iceberg table: one commit per table and flush.
+"""A flush's row changes written into one Iceberg table.
 
 The changes arrive as Arrow (``to_arrow_table``), become a temporary view, and go in with
-one SQL statement, so Spark's Iceberg writer does the work and the snapshot properties of
-the session (the batch, the GTID set) land in the commit's summary:
+SQL statements, so Spark's Iceberg writer does the work and the snapshot properties of the
+session (the batch, the GTID set) land in each commit's summary:
 
-* a keyed table whose changed keys are all new (``PendingChanges.fresh``): ``INSERT INTO``,
-  an append (a bulk load never joins the table);
-* any other keyed change: one ``MERGE INTO`` on the primary key (merge-on-read: position
-  deletes for the rows replaced; decision 0017), with ``_op`` 0 for a delete, 1 for a row;
+* a keyed table: the changes to rows it holds (the keys not in ``PendingChanges.fresh``)
+  in one ``MERGE INTO`` on the primary key with matched clauses only (merge-on-read:
+  deletion vectors for the rows replaced; decision 0021), ``_op`` 0 for a delete, 1 for a
+  row; then the rows of new keys appended with ``INSERT INTO`` (a bulk load never joins
+  the table). Without a ``NOT MATCHED`` clause the ``MERGE``'s join is an inner one, and
+  the changes are broadcast to it: the table is read once, not shuffled (an outer join
+  that keeps every change can only broadcast the table; 4× slower measured at 1M rows);
 * a keyless table (a multiset): rows only added are appended; a row whose count fell is
-  deleted with every copy and written again as often as it remains, its current count read
-  at the table's recorded snapshot first (``ON s._op = 0 AND t.c <=> s.c ...``: the copies
-  written again never match).
+  deleted with every copy (a ``MERGE`` as above, ``ON t.c <=> s.c ...``) and written again
+  as often as it remains, with the added rows, its current count read at the table's
+  recorded snapshot first.
+
+Each ``MERGE`` must match exactly the rows the key index holds for its keys (counted from
+the deletes its commits add): a table that holds other rows fails the flush
+(``IndexDisagrees``) rather than lose a change.
 
 A statement that loses a race with the maintenance thread's compaction (Iceberg refuses its
 commit: a file it deletes rows from was rewritten meanwhile) is run again on the new
@@ -48,6 +55,8 @@ VALIDATION_ERROR = "org.apache.iceberg.exceptions.ValidationException"
 #: Arrow bytes handed to Spark at once: a larger change (one large transaction) goes over in
 #: slices of about this size, each its own commit.
 SLICE_BYTES = 32 << 20
+#: Arrow bytes of changes one ``MERGE INTO`` broadcasts to its join with the table.
+MERGE_SLICE_BYTES = 16 << 20
 #: Arrow bytes per data file written: most flushes write one file per table.
 FILE_BYTES = 128 << 20
 #: A row's position among the touched rows of a keyless table (reading their counts).
@@ -69,40 +78,71 @@ def _write_keyed(
     spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
 ) -> bool:
     definition, fresh = table.definition, changes.fresh
-    rows: list[Row] = []
+    held: list[Row] = []  # new images and deletes of rows the table holds
     ops: list[int] = []
-    merge = False
+    added: list[Row] = []  # rows of keys the table does not hold
     width, key_columns = len(definition.columns), definition.primary_key
     for key, row in changes.keyed.items():
-        if row is not None:
-            rows.append(row)
+        if key in fresh:
+            if row is not None:  # else: made and deleted within the flush
+                added.append(row)
+        elif row is not None:
+            held.append(row)
             ops.append(_ROW)
-            merge = merge or key not in fresh
-        elif key not in fresh:  # a delete of a row the table holds
+        else:
             deleted: list[object] = [None] * width
             for index, value in zip(key_columns, key, strict=True):
                 deleted[index] = value
-            rows.append(tuple(deleted))
+            held.append(tuple(deleted))
             ops.append(_DELETE)
-            merge = True
-    if not rows:
-        return False
     name = catalog.sql_name(table.ref)
-    if not merge:
-        _run(spark, table, to_arrow_table(_loose(definition), rows),
+    if held:
+        on = " AND ".join(_key_match(definition, part) for part in range(len(key_columns)))
+        columns = [quote_name(c.name) for c in definition.columns]
+        clauses = (
+            f"WHEN MATCHED AND s.{OP} = {_DELETE} THEN DELETE "
+            f"WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns)}"
+        )
+        data = to_arrow_table(_loose(definition), held, {OP: (pa.int8(), ops)})
+        _merge(spark, catalog, table, data, on, clauses, len(held))
+    if added:
+        _run(spark, table, to_arrow_table(_loose(definition), added),
              lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
-        return True
-    on = " AND ".join(_key_match(definition, part) for part in range(len(key_columns)))
-    columns = [quote_name(c.name) for c in definition.columns]
-    merge_sql = (
-        f"WHEN MATCHED AND s.{OP} = {_DELETE} THEN DELETE "
-        f"WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns)} "
-        f"WHEN NOT MATCHED AND s.{OP} = {_ROW} THEN INSERT ({', '.join(columns)}) "
-        f"VALUES ({', '.join(f's.{c}' for c in columns)})"
-    )
-    data = to_arrow_table(_loose(definition), rows, {OP: (pa.int8(), ops)})
-    _run(spark, table, data, lambda view: f"MERGE INTO {name} t USING {view} s ON {on} {merge_sql}")
-    return True
+    return bool(held or added)
+
+
+def _merge(
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    data: pa.Table,
+    on: str,
+    clauses: str,
+    rows: int,
+) -> None:
+    """``MERGE INTO`` the table the changes in ``data`` with matched ``clauses`` only,
+    ``data`` broadcast to the join; each row they match is replaced or deleted, and they
+    must match ``rows`` rows: the rows the key index holds for them.
+
+    Raises:
+        IndexDisagrees: the table held other rows.
+    """
+    name = catalog.sql_name(table.ref)
+    statement = f"MERGE INTO {name} t USING (SELECT /*+ BROADCAST */ * FROM {{}}) s ON {on} "
+    before = catalog.current_snapshot(table.ref)
+    _run(spark, table, data, (statement + clauses).format, size=MERGE_SLICE_BYTES)
+    matched = catalog.rows_deleted_since(table.ref, before)
+    if matched != rows:
+        raise IndexDisagrees(
+            f"Iceberg table {name} holds {matched:,} of the {rows:,} rows the key index has "
+            f"for the changed keys (`spark-replica check` with the server stopped compares "
+            f"them)"
+        )
+
+
+class IndexDisagrees(RuntimeError):
+    """A ``MERGE`` matched other rows than the key index holds for its keys: nothing is
+    recorded (the flush fails and is tried again), and a check of the index tells more."""
 
 
 def _key_match(definition: TableDef, part: int) -> str:
@@ -127,26 +167,19 @@ def _write_keyless(
         _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
         return True
     counts = _current_counts(spark, catalog, table, [row for row, _ in fallen])
-    rows: list[Row] = [row for row, _ in fallen]
-    ops = [_DELETE] * len(fallen)
-    for index, (row, delta) in enumerate(fallen):
-        remaining = counts[index] + delta
-        rows += [row] * remaining
-        ops += [_ROW] * remaining
-    for row, delta in added:
-        rows += [row] * delta
-        ops += [_ROW] * delta
-    data = to_arrow_table(_loose(definition), rows, {OP: (pa.int8(), ops)})
     columns = [quote_name(c.name) for c in definition.columns]
     on = " AND ".join(f"t.{c} <=> s.{c}" for c in columns)
-    statement = (
-        f"MERGE INTO {name} t USING {{}} s ON s.{OP} = {_DELETE} AND {on} "
-        f"WHEN MATCHED THEN DELETE "
-        f"WHEN NOT MATCHED AND s.{OP} = {_ROW} THEN INSERT ({', '.join(columns)}) "
-        f"VALUES ({', '.join(f's.{c}' for c in columns)})"
-    )
-    # One statement: the copies written again must be in the commit that deletes them.
-    _run(spark, table, data, statement.format, sliced=False)
+    gone = to_arrow_table(_loose(definition), [row for row, _ in fallen])
+    _merge(spark, catalog, table, gone, on, "WHEN MATCHED THEN DELETE", sum(counts))
+    # The copies that remain written again, after the delete of every copy.
+    again: list[Row] = []
+    for index, (row, delta) in enumerate(fallen):
+        again += [row] * (counts[index] + delta)
+    for row, delta in added:
+        again += [row] * delta
+    if again:
+        _run(spark, table, to_arrow_table(_loose(definition), again),
+             lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
     return True
 
 
@@ -176,11 +209,12 @@ def _run(
     data: pa.Table,
     statement: Callable[[str], str],
     *,
-    sliced: bool = True,
+    size: int | None = None,
 ) -> None:
-    """Run ``statement(view)`` over ``data``, in slices of about ``SLICE_BYTES`` (each its
-    own commit) so the driver JVM holds one slice, never one large transaction whole."""
-    for part in slices(data, SLICE_BYTES) if sliced else [data]:
+    """Run ``statement(view)`` over ``data``, in slices of about ``size`` bytes (each its
+    own commit; ``SLICE_BYTES`` by default) so the driver JVM holds one slice, never one
+    large transaction whole."""
+    for part in slices(data, size or SLICE_BYTES):
         view = _view(spark, table, part)
         for attempt in range(1, RACE_ATTEMPTS + 1):
             try:
