@@ -165,6 +165,22 @@ def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
         again.close()
 
 
+def failing_view(seen: list[str], failing: int, message: str) -> Any:
+    """A stand-in for ``table_writes._view`` that notes each table it is called for in
+    ``seen`` and fails its ``failing``-th call with ``OSError(message)``."""
+    from spark_replica.applier_core.storage.spark import table_writes
+
+    original = table_writes._view
+
+    def view(spark: Any, table: Any, data: pa.Table) -> str:
+        seen.append(table.ref.table)
+        if len(seen) == failing:
+            raise OSError(message)
+        return original(spark, table, data)
+
+    return view
+
+
 def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_redone(
     spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,13 +194,7 @@ def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_red
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
     engine = start(spark, place)
     statements: list[str] = []
-    original = table_writes._view
-
-    def view(spark: Any, table: Any, data: pa.Table) -> str:
-        statements.append(table.ref.table)
-        if len(statements) == 3:  # the third slice of the first attempt
-            raise OSError("disk went away")
-        return original(spark, table, data)
+    view = failing_view(statements, 3, "disk went away")  # the first attempt's third slice
 
     try:
         writer = Writer(engine)
@@ -219,14 +229,8 @@ def test_a_flush_failing_after_its_ddl_was_recorded_retries_only_the_rest(
 
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
     engine = start(spark, place, flush_interval=3600)
-    original = table_writes._view
-    failed: list[str] = []
-
-    def view(spark: Any, table: Any, data: pa.Table) -> str:
-        if not failed:
-            failed.append(table.ref.table)
-            raise OSError("No space left on device")
-        return original(spark, table, data)
+    statements: list[str] = []
+    view = failing_view(statements, 1, "No space left on device")
 
     try:
         writer = Writer(engine)
@@ -239,7 +243,7 @@ def test_a_flush_failing_after_its_ddl_was_recorded_retries_only_the_rest(
             engine.flush()
         assert "e" in engine.durable_state().databases  # recorded before the rows failed
         engine.flush()  # the retry: the rows alone
-        assert failed == ["t"] and engine.flush_error is None
+        assert statements == ["t", "t"] and engine.flush_error is None
         assert sorted(engine.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[arg-type]
     finally:
         engine.close()

@@ -43,6 +43,16 @@ def code_of(writer: Writer, table: TableRef, change: RowChange) -> int:
     return caught.value.code
 
 
+def add_ghost_row(path: str, table_id: int) -> None:
+    """Damage the index of ``filled``'s table T: a row (77) the table lacks, at the same
+    batch."""
+    with LmdbKeyIndex(path) as index:
+        batch = index.batch
+        rows = [(i, f"v{i}") for i in range(20)] + [(77, "ghost")]
+        index.rebuild(table_id, rows, lambda row: row[:1])
+        index.set_batch(batch)
+
+
 def fail(*args: Any) -> Any:
     raise AssertionError("the tables were read")
 
@@ -98,11 +108,7 @@ def test_a_missing_index_is_rebuilt_and_a_damaged_one_is_found(spark: Any, place
         assert again.check_index() == {}
     finally:
         again.close()
-    with LmdbKeyIndex(path) as index:  # damaged: a row the table lacks, at the same batch
-        batch = index.batch
-        rows = [(i, f"v{i}") for i in range(20)] + [(77, "ghost")]
-        index.rebuild(state.tables[T].id, rows, lambda row: row[:1])
-        index.set_batch(batch)
+    add_ghost_row(path, state.tables[T].id)
     damaged = start(spark, place)
     try:
         found = damaged.check_index()
@@ -123,11 +129,7 @@ def test_a_change_the_table_cannot_match_fails_the_flush_naming_the_table(
     engine = start(spark, place)
     path, state = engine.key_index_path, engine.durable_state()
     engine.close()
-    with LmdbKeyIndex(path) as index:  # a row the table lacks, at the same batch
-        batch = index.batch
-        rows = [(i, f"v{i}") for i in range(20)] + [(77, "ghost")]
-        index.rebuild(state.tables[T].id, rows, lambda row: row[:1])
-        index.set_batch(batch)
+    add_ghost_row(path, state.tables[T].id)
     damaged = start(spark, place)
     try:
         writer = Writer(damaged, gno + 1)
