@@ -67,8 +67,8 @@ _DELETE, _ROW = 0, 1
 def write_changes(
     spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
 ) -> bool:
-    """Write ``changes`` into ``table`` as one Iceberg commit; False when they cancel out
-    (nothing committed)."""
+    """Write ``changes`` into ``table`` (a ``MERGE`` and an append, each in slices, each
+    slice an Iceberg commit); False when they cancel out (nothing committed)."""
     if table.definition.primary_key:
         return _write_keyed(spark, catalog, table, changes)
     return _write_keyless(spark, catalog, table, changes)
@@ -128,9 +128,10 @@ def _merge(
         IndexDisagrees: the table held other rows.
     """
     name = catalog.sql_name(table.ref)
-    statement = f"MERGE INTO {name} t USING (SELECT /*+ BROADCAST */ * FROM {{}}) s ON {on} "
+    head = f"MERGE INTO {name} t USING (SELECT /*+ BROADCAST */ * FROM "
+    tail = f") s ON {on} {clauses}"  # names may hold braces: no str.format
     before = catalog.current_snapshot(table.ref)
-    _run(spark, table, data, (statement + clauses).format, size=MERGE_SLICE_BYTES)
+    _run(spark, table, data, lambda view: head + view + tail, size=MERGE_SLICE_BYTES)
     matched = catalog.rows_deleted_since(table.ref, before)
     if matched != rows:
         raise IndexDisagrees(
@@ -141,8 +142,9 @@ def _merge(
 
 
 class IndexDisagrees(RuntimeError):
-    """A ``MERGE`` matched other rows than the key index holds for its keys: nothing is
-    recorded (the flush fails and is tried again), and a check of the index tells more."""
+    """A ``MERGE`` matched other rows than the key index holds for its keys: the flush is
+    undone and flushing stops (trying again would meet it again); a check of the index
+    tells more."""
 
 
 def _key_match(definition: TableDef, part: int) -> str:
