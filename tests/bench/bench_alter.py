@@ -8,8 +8,9 @@ A sysbench-shaped table (``id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)`
 * ``rewrite``: ``ADD COLUMN w INT NOT NULL DEFAULT 5, ALGORITHM=COPY``: every row is
   converted (the replica: streamed from the key index through the conversion into a stage of
   the index, then into a new Iceberg table; MariaDB: a table copy);
-* ``evolve``: ``ADD COLUMN x BIGINT``: the replica changes the Iceberg schema only and
-  restages the key index (every row gains a column); MariaDB adds the column instantly;
+* ``evolve``: ``ADD COLUMN x BIGINT``, ``drop``: ``DROP COLUMN pad``, ``move``: ``MODIFY k
+  INT AFTER c``: the replica changes the Iceberg schema and the key index's layout only
+  (no row copied); MariaDB does them instantly;
 * ``index``: ``ADD INDEX (k)``: the replica changes metadata only (rows and key kept: the
   table shares its content); MariaDB builds the index.
 
@@ -68,6 +69,8 @@ from spark_replica.applier_core.storage.spark.indexed_tables import IndexedTable
 ALTERS = (
     ("rewrite", "ALTER TABLE {t} ADD COLUMN w INT NOT NULL DEFAULT 5, ALGORITHM=COPY"),
     ("evolve", "ALTER TABLE {t} ADD COLUMN x BIGINT"),
+    ("drop", "ALTER TABLE {t} DROP COLUMN pad"),
+    ("move", "ALTER TABLE {t} MODIFY k INT AFTER c"),
     ("index", "ALTER TABLE {t} ADD INDEX (k)"),
 )
 MB = 1024 * 1024

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from spark_replica.applier_core.storage.interface import Key, Row
+from spark_replica.applier_core.storage.key_index.layout import Layout
 
 #: A row's primary key (the engine's ``Table.key_of``).
 KeyOf: TypeAlias = Callable[[Row], Key]
@@ -18,8 +19,10 @@ class TableChanges:
     if it was there: a table created and dropped within the batch may be named),
     ``replace`` (the table's whole content, creating it: CREATE, TRUNCATE, a rewrite by
     ALTER; ``key_of`` gives a row's key, None for a keyless table) or ``adopt`` (the content
-    staged under that stage id, ``LmdbKeyIndex.stage``), then ``puts`` (keyed table: key →
-    row, None deleting) or ``deltas`` (keyless: row → change of its count).
+    staged under that stage id, ``LmdbKeyIndex.stage``), then ``layout`` (a keyed table's
+    columns placed anew in its stored rows, ``layout.Layout``; None: as they were), then
+    ``puts`` (keyed table: key → row in the table's columns, None deleting; stored by the
+    table's layout) or ``deltas`` (keyless: row → change of its count).
 
     ``replace`` is iterated once, or again when the map had to grow during the batch: a
     big table's rows should come from a re-iterable (a list, or an object whose
@@ -32,3 +35,4 @@ class TableChanges:
     key_of: KeyOf | None = None
     drop: bool = False
     adopt: int | None = None
+    layout: Layout | None = None

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spark_replica.applier_core.storage.interface import Row
 from spark_replica.applier_core.storage.key_index.codec import decode_key, decode_row, encode_row
+from spark_replica.applier_core.storage.key_index.layout import Layout
 
 U64 = struct.Struct(">Q")
 TABLE_ID = struct.Struct(">q")
@@ -31,23 +32,27 @@ _HASHED_PREFIX = KEY_LIMIT - _DIGEST
 @dataclass(frozen=True, slots=True)
 class TableEntry:
     """A table's catalogue entry: its generation (as the data key prefix), whether it has
-    a primary key, its row count."""
+    a primary key, its row count, and where its columns lie in the stored rows (None: the
+    identity; packed after the rest when recorded)."""
 
     prefix: bytes
     keyed: bool
     rows: int
+    layout: Layout | None = field(default=None)
 
     @staticmethod
     def parse(raw: bytes) -> TableEntry:
-        generation, keyed, rows = _TABLE.unpack(raw)
-        return TableEntry(U64.pack(generation), bool(keyed), rows)
+        generation, keyed, rows = _TABLE.unpack_from(raw)
+        layout = Layout.unpack(raw[_TABLE.size :]) if len(raw) > _TABLE.size else None
+        return TableEntry(U64.pack(generation), bool(keyed), rows, layout)
 
     @property
     def generation(self) -> int:
         return int(U64.unpack(self.prefix)[0])
 
     def pack(self) -> bytes:
-        return _TABLE.pack(self.generation, self.keyed, self.rows)
+        packed = _TABLE.pack(self.generation, self.keyed, self.rows)
+        return packed if self.layout is None else packed + self.layout.pack()
 
 
 def stored_key(raw: bytes) -> bytes:

@@ -9,7 +9,8 @@ open handles, 2.6 µs per lookup with 2,000 tables against 0.27 µs with 2, meas
   a rewrite start a new one and DROP forgets it, so none of them copies the old rows: the
   old generation is what an undo goes back to, and is reclaimed a bounded amount per batch
   afterwards.
-* ``tables``: table id → generation, keyed flag, row count.
+* ``tables``: table id → generation, keyed flag, row count, and the keyed table's
+  ``layout.Layout`` when an ALTER placed its columns anew (the rows stay as stored).
 * ``undo``: what the last batch changed, as it was before: table entries, data entries,
   the generations the batch created and retired.
 * ``meta``: the last batch applied, the batch the undo records describe, the next
@@ -42,6 +43,7 @@ snapshot is that transaction finds its table without reading ``tables``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import shutil
@@ -86,6 +88,7 @@ from spark_replica.applier_core.storage.key_index.errors import (
     KeyIndexOutOfDate,
 )
 from spark_replica.applier_core.storage.key_index.gates import ReaderGates
+from spark_replica.applier_core.storage.key_index.layout import Layout
 from spark_replica.applier_core.storage.key_index.verify import Difference, merge, prefixed
 
 _T = TypeVar("_T")
@@ -236,6 +239,13 @@ class LmdbKeyIndex:
             finally:
                 txn.abort()
                 self._resident.read()
+
+    def layout(self, table_id: int) -> Layout | None:
+        """Where the table's columns lie in its stored rows (None: the identity, or no
+        such table). Rows ``get`` and ``keyed_items`` give are as stored."""
+        with self._reading() as txn:
+            table = self._table(txn, table_id)
+        return None if table is None else table.layout
 
     def size(self, table_id: int) -> int:
         """The table's rows (a keyless row counted as often as it occurs)."""
@@ -662,6 +672,10 @@ class LmdbKeyIndex:
                 if staged is None:
                     raise KeyIndexError(f"batch {batch} adopts stage {changes.adopt}, unknown")
                 table = TableEntry.parse(staged)  # not created: an undo keeps the staged rows
+            if changes.layout is not None:
+                if table is None or not table.keyed:
+                    raise KeyIndexError(f"batch {batch} lays out table {table_id}, not keyed")
+                table = dataclasses.replace(table, layout=changes.layout)
             if changes.puts or changes.deltas:
                 if table is None:
                     raise KeyIndexError(f"batch {batch} changes table {table_id}, unknown")
@@ -691,7 +705,7 @@ class LmdbKeyIndex:
         """Part of a table's row changes (``puts`` items of a keyed table, ``deltas`` items
         of a keyless one), with their undo records when ``undo``; the table's entry after
         them, recorded."""
-        data, prefix, rows = self._data, table.prefix, table.rows
+        data, prefix, rows, layout = self._data, table.prefix, table.rows, table.layout
         # Each change reads a B-tree path through the mapping: counted as a read, so the
         # pages it mapped are released as it goes.
         touched = self._resident.read
@@ -704,7 +718,7 @@ class LmdbKeyIndex:
                     self._will_write(len(stored))
                     previous = txn.pop(stored, db=data)
                 else:
-                    value = keyed_value(raw, change)
+                    value = keyed_value(raw, change if layout is None else layout.place(change))
                     self._will_write(len(stored) + len(value))
                     previous = txn.replace(stored, value, db=data)
                     rows += 1
@@ -728,7 +742,7 @@ class LmdbKeyIndex:
                 before = _ABSENT if previous is None else _PRESENT + previous
                 self._will_write(len(stored) + len(before))
                 txn.put(_UNDO_DATA + stored, before, db=self._undo, overwrite=False)
-        table = TableEntry(prefix, table.keyed, rows)
+        table = dataclasses.replace(table, rows=rows)
         txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
         return table
 
@@ -913,7 +927,8 @@ class LmdbKeyIndex:
 
         The rows go into a scratch LMDB environment in a temporary directory, sorted by
         key bytes as the index is, then both are walked side by side: memory stays bounded
-        whatever the table's size and order. The index is read in one snapshot."""
+        whatever the table's size and order. The index is read in one snapshot, its rows
+        through the table's layout."""
         with tempfile.TemporaryDirectory(prefix="key-index-verify-") as scratch_dir:
             scratch = LmdbKeyIndex(scratch_dir, map_size=1 << 24, sync=False)
             try:
@@ -930,14 +945,16 @@ class LmdbKeyIndex:
         keyed = key_of is not None
         with self._reading() as txn:
             table = self._table(txn, table_id)
+            layout = None
             if table is None:
                 mine: Iterator[tuple[bytes, bytes]] = iter(())
             elif table.keyed != keyed:
                 return [Difference("kind")]
             else:
                 mine = prefixed(txn.cursor(db=self._data), table.prefix)
+                layout = table.layout
             theirs = scratch._scan(0, keyed=keyed)
-            return merge(theirs, mine, keyed, limit)
+            return merge(theirs, mine, keyed, limit, layout)
 
 
 class Snapshot:

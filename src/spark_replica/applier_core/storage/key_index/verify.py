@@ -10,6 +10,7 @@ import lmdb
 from spark_replica.applier_core.storage.interface import Key, Row
 from spark_replica.applier_core.storage.key_index.codec import decode_key
 from spark_replica.applier_core.storage.key_index.entries import bag_row, keyed_row
+from spark_replica.applier_core.storage.key_index.layout import Layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +43,23 @@ def merge(
     mine: Iterator[tuple[bytes, bytes]],
     keyed: bool,
     limit: int,
+    layout: Layout | None = None,
 ) -> list[Difference]:
+    """The differences between the table's entries (``theirs``, rows as the table has them)
+    and the index's (``mine``, rows as stored by ``layout``), both in key-bytes order."""
     differences: list[Difference] = []
     table_entry = next(theirs, None)
     index_entry = next(mine, None)
     while (table_entry or index_entry) and len(differences) < limit:
         if index_entry is None or (table_entry is not None and table_entry[0] < index_entry[0]):
             assert table_entry is not None
-            differences.append(_one_sided("missing", table_entry, keyed, table_side=True))
+            differences.append(_one_sided("missing", table_entry, keyed, None, table_side=True))
             table_entry = next(theirs, None)
         elif table_entry is None or index_entry[0] < table_entry[0]:
-            differences.append(_one_sided("extra", index_entry, keyed, table_side=False))
+            differences.append(_one_sided("extra", index_entry, keyed, layout, table_side=False))
             index_entry = next(mine, None)
         else:
-            difference = _compare_entries(table_entry, index_entry, keyed)
+            difference = _compare_entries(table_entry, index_entry, keyed, layout)
             if difference is not None:
                 differences.append(difference)
             table_entry = next(theirs, None)
@@ -64,11 +68,13 @@ def merge(
 
 
 def _one_sided(
-    kind: str, entry: tuple[bytes, bytes], keyed: bool, *, table_side: bool
+    kind: str, entry: tuple[bytes, bytes], keyed: bool, layout: Layout | None, *, table_side: bool
 ) -> Difference:
     if keyed:
         raw, row = keyed_row(*entry)
         key = decode_key(raw)
+        if layout is not None:
+            row = layout.read(row)
         if table_side:
             return Difference(kind, key, table_row=row)
         return Difference(kind, key, index_row=row)
@@ -79,11 +85,16 @@ def _one_sided(
 
 
 def _compare_entries(
-    table_entry: tuple[bytes, bytes], index_entry: tuple[bytes, bytes], keyed: bool
+    table_entry: tuple[bytes, bytes],
+    index_entry: tuple[bytes, bytes],
+    keyed: bool,
+    layout: Layout | None,
 ) -> Difference | None:
     if keyed:
         raw, table_row = keyed_row(*table_entry)
         index_row = keyed_row(*index_entry)[1]
+        if layout is not None:
+            index_row = layout.read(index_row)
         if _same(table_row, index_row):
             return None
         return Difference("different", decode_key(raw), table_row, index_row)

@@ -198,7 +198,7 @@ class SparkEngine(StoreBacked):
             state = migrate(self.spark, self.iceberg, store, state)
             self.index = self._open_key_index(state)
             tables: dict[TableRef, CommittedTable] = {
-                ref: IndexedTable(ref, stored.definition, Content(self.index, stored.id))
+                ref: IndexedTable(ref, stored.definition, Content.stored(self.index, stored.id))
                 for ref, stored in state.tables.items()
             }
             self.store.load(load_catalog(state), tables, state.prepared_xa)
@@ -437,7 +437,8 @@ class SparkEngine(StoreBacked):
         if stored is None:
             raise no_such_table(table)
         with LmdbKeyIndex(self.key_index_path) as index:
-            return IndexedTable(table, stored.definition, Content(index, stored.id)).snapshot()
+            content = Content.stored(index, stored.id)
+            return IndexedTable(table, stored.definition, content).snapshot()
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -707,9 +708,11 @@ class SparkEngine(StoreBacked):
                 rows = rewrite
             elif not evolved:  # created empty, or truncated
                 rows = []
-            # else: an ALTER that shares the table's content (``IndexedTable.altered``)
             if rows is not None and table.key_of is None:
                 rows = [hashable(row) for row in rows]
+            # An ALTER sharing the table's index entries may read them anew
+            # (``IndexedTable.altered``): the layout it reads them by is recorded.
+            layout = table.content.layout if evolved and rewrite is None else None
             changes = pending.get(ref)
             writes[stored.id] = IndexChanges(
                 puts=changes.keyed if changes else {},
@@ -718,6 +721,7 @@ class SparkEngine(StoreBacked):
                 key_of=table.key_of,
                 drop=stored.id in writes,
                 adopt=staged,
+                layout=layout,
             )
             based.append((stored.id, table))
         self._index_apply(batch, writes)

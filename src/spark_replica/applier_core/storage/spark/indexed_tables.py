@@ -17,13 +17,16 @@ index, which already holds the value: an entry is removed only after the index h
 nobody else writes that row meanwhile. ``rebase`` (after a flushed DDL) names the index
 table id first, then clears ``complete``, then drains, so a reader never misses both.
 
-ALTER TABLE on a table the index holds streams its rows, in the index's key order with the
-overlay merged in, through the conversion into a *stage* of the index (``LmdbKeyIndex.stage``,
-a chunk of rows per write transaction): the new table reads the stage until the flush of the
-ALTER gives it an index table id (``rebase``); the table is never in memory whole. A reader
-that misses under the stage id while the rebase happens looks again under the new id. An
-ALTER that keeps the rows and the key and that Iceberg does as a schema change (ADD INDEX, a
-renamed column) shares the old table's content instead: nothing is copied.
+An ALTER that keeps every value and the key and that Iceberg does as a schema change
+(ADD INDEX; a renamed, widened, added, dropped or moved column) copies nothing: the new
+table reads the same index entries through a new ``key_index.layout.Layout`` (where its
+columns lie in the stored rows), its overlay's rows reshaped; the flush of the ALTER
+records the layout in the index. Any other ALTER TABLE on a table the index holds streams
+its rows, in the index's key order with the overlay merged in, through the conversion into a
+*stage* of the index (``LmdbKeyIndex.stage``, a chunk of rows per write transaction): the new
+table reads the stage until the flush of the ALTER gives it an index table id (``rebase``);
+the table is never in memory whole. A reader that misses under the stage id while the rebase
+happens looks again under the new id.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from spark_replica.applier_core.storage.ddl_alter import AlteredTable
 from spark_replica.applier_core.storage.interface import Key, Row, TableDef, TableRef
 from spark_replica.applier_core.storage.key_index import KeyIndexDuplicate, LmdbKeyIndex
 from spark_replica.applier_core.storage.key_index.codec import encode_key
+from spark_replica.applier_core.storage.key_index.layout import MAX_SLOTS, Layout
 from spark_replica.applier_core.storage.memory_tables import (
     CommittedTable,
     NewTable,
@@ -52,13 +56,40 @@ from spark_replica.applier_core.storage.spark.schema_evolution import schema_cha
 class Content:
     """A table's overlay and the index table it lies over (see the module)."""
 
-    __slots__ = ("index", "table_id", "complete", "entries")
+    __slots__ = ("index", "table_id", "complete", "entries", "layout")
 
-    def __init__(self, index: LmdbKeyIndex, table_id: int | None) -> None:
+    def __init__(
+        self, index: LmdbKeyIndex, table_id: int | None, layout: Layout | None = None
+    ) -> None:
         self.index = index
         self.table_id = table_id
         self.complete = table_id is None
         self.entries: dict[Any, tuple[int, Any]] = {}
+        #: Where the table's columns lie in the rows the index stores (None: the identity).
+        self.layout = layout
+
+    @staticmethod
+    def stored(index: LmdbKeyIndex, table_id: int) -> Content:
+        """The content the index holds for ``table_id``, read by its recorded layout."""
+        return Content(index, table_id, index.layout(table_id))
+
+    def reshaped(self, layout: Layout, sources: tuple[int | None, ...]) -> Content:
+        """The same index rows read by ``layout``, the overlay's rows taking their columns
+        from ``sources`` (``AlteredTable.sources``: None, a new column, NULL). Under the
+        engine's mutex."""
+        content = Content(self.index, self.table_id, layout)
+        content.complete = self.complete
+        content.entries = {
+            key: (tag, None if row is None else tuple(None if s is None else row[s]
+                                                      for s in sources))
+            for key, (tag, row) in self.entries.items()
+        }  # fmt: skip
+        return content
+
+    def read(self, stored: Row) -> Row:
+        """A row as the index stores it, as a row of the table."""
+        layout = self.layout
+        return stored if layout is None else layout.read(stored)
 
     def drain(self, number: int) -> None:
         """Drop the entries of commits up to ``number`` (flushed: the index holds them).
@@ -95,9 +126,11 @@ class IndexedTable(CommittedTable):
         if content.complete or table_id is None:
             return None
         row = content.index.get(table_id, key)
-        if row is None and content.table_id != table_id:  # rebased meanwhile
-            return self.get(key)
-        return row
+        if row is None:
+            if content.table_id != table_id:  # rebased meanwhile
+                return self.get(key)
+            return None
+        return row if content.layout is None else content.layout.read(row)
 
     def count(self, row: Row) -> int:
         content = self.content
@@ -117,7 +150,8 @@ class IndexedTable(CommittedTable):
         entries = content.entries
         found: list[tuple[Key, Row]] = []
         if not content.complete and content.table_id is not None:
-            found = [(k, r) for k, r in content.index.keyed_items(content.table_id)
+            read = content.read
+            found = [(k, read(r)) for k, r in content.index.keyed_items(content.table_id)
                      if k not in entries]  # fmt: skip
         found += [(k, r) for k, (_, r) in entries.items() if r is not None]
         return found
@@ -165,8 +199,13 @@ class IndexedTable(CommittedTable):
         content = self.content
         if content.complete or content.table_id is None:
             return super().altered(altered, new)  # the whole content is in the overlay
-        if self._same_rows(altered):
-            return IndexedTable(self.ref, altered.definition, content)
+        layout = self._layout_after(altered)
+        if layout is not None:
+            if altered.keeps_rows:
+                return IndexedTable(self.ref, altered.definition, content)
+            return IndexedTable(
+                self.ref, altered.definition, content.reshaped(layout, altered.sources)
+            )
         table = IndexedTable(self.ref, altered.definition, Content(content.index, None))
         rows: Iterable[Row] = self._scan()
         if not altered.keeps_rows:
@@ -181,18 +220,26 @@ class IndexedTable(CommittedTable):
         table.content = Content(content.index, stage)
         return table
 
-    def _same_rows(self, altered: AlteredTable) -> bool:
-        """Whether the table after ``altered`` holds the same rows under the same keys and
-        its Iceberg table keeps its id (a schema change: ``spark.ddl_state``), so that it
-        can share this table's content, index entries and overlay alike (ADD INDEX, a
-        renamed or widened column)."""
+    def _layout_after(self, altered: AlteredTable) -> Layout | None:
+        """Where the columns lie in the stored rows after ``altered``, when the table keeps
+        its rows' values and keys and its Iceberg table keeps its id (a schema change:
+        ``spark.ddl_state``): then the new table reads this table's index entries and
+        overlay through it, nothing copied (ADD INDEX; a renamed, widened, added, dropped or
+        moved column). None when the rows must be copied: a converted value, another key,
+        or a keyless table whose columns change (its key is the whole row)."""
         before, after = self.definition, altered.definition
-        return (
-            altered.keeps_rows
-            and after.primary_key == before.primary_key
-            and after.key_prefix == before.key_prefix
-            and schema_change(before, altered) is not None
-        )
+        if any(altered.converters) or schema_change(before, altered) is None:
+            return None
+        key = tuple(altered.sources[i] for i in after.primary_key)
+        if key != before.primary_key or after.key_prefix != before.key_prefix:
+            return None
+        current = self.content.layout or Layout.identity(len(before.columns))
+        if altered.keeps_rows:
+            return current
+        if self.key_of is None:
+            return None
+        layout = current.after(altered.sources)
+        return layout if layout.width <= MAX_SLOTS else None
 
     def _scan(self) -> Iterator[Row]:
         """Every row, streamed: a keyed table's in the index's key order with the overlay
@@ -212,8 +259,9 @@ class IndexedTable(CommittedTable):
             ((encode_key(key), row) for key, (_, row) in entries.items() if row is not None),
             key=itemgetter(0),
         )
+        read = content.read
         stored = (
-            (encode_key(key), row)
+            (encode_key(key), read(row))
             for key, row in content.index.keyed_items(content.table_id)
             if key not in entries
         )
