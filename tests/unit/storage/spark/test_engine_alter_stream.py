@@ -237,6 +237,42 @@ def test_columns_added_dropped_and_moved_copy_no_row(spark: Any, place: Any) -> 
         again.close()
 
 
+def test_a_layout_whose_commit_point_is_not_recorded_is_taken_out(
+    spark: Any, place: Any
+) -> None:
+    """The flush of a column-moving ALTER fails at its commit point: the key index's batch,
+    layout included, is undone; the process then dies at the retried commit point, the
+    layout applied: the next start undoes it again (CPT.0030), reads the rows in their old
+    columns, and the replayed ALTER records it."""
+    engine, store = filled_gated(spark, place)
+    table_id = engine.durable_state().tables[T].id
+    store.fail = True
+    Writer(engine, 10).ddl("ALTER TABLE t ADD COLUMN z INT FIRST")
+    with pytest.raises(RuntimeError, match="metadata database unreachable"):
+        engine.flush()
+    assert engine.index.layout(table_id) is None
+    store.reached.clear()
+    store.gate.clear()  # the next attempt stops at its commit point: the process "dies" there
+    assert store.reached.wait(30)
+    assert engine.index.layout(table_id) is not None
+    engine.index.close()
+    again = start(spark, place)
+    try:
+        assert again.index.layout(table_id) is None
+        assert set(again.store.rows(T)) == {(i, value(i)) for i in range(ROWS)}
+        assert again.check_index() == {}
+        Writer(again, 10).ddl("ALTER TABLE t ADD COLUMN z INT FIRST")
+        again.flush()
+        assert again.index.layout(table_id) is not None
+        assert set(again.store.rows(T)) == {(None, i, value(i)) for i in range(ROWS)}
+        assert again.check_index() == {}
+    finally:
+        again.close()
+        engine._closing = True  # the first engine gives up: its commit point fails
+        store.gate.set()
+        engine.close()
+
+
 def contents(engine: SparkEngine) -> dict[Any, list[Any]]:
     """Both tables' rows, in a stable order."""
     return {ref: sorted(engine.store.rows(ref), key=repr) for ref in (T, N)}
