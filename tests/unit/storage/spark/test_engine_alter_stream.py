@@ -237,9 +237,7 @@ def test_columns_added_dropped_and_moved_copy_no_row(spark: Any, place: Any) -> 
         again.close()
 
 
-def test_a_layout_whose_commit_point_is_not_recorded_is_taken_out(
-    spark: Any, place: Any
-) -> None:
+def test_a_layout_whose_commit_point_is_not_recorded_is_taken_out(spark: Any, place: Any) -> None:
     """The flush of a column-moving ALTER fails at its commit point: the key index's batch,
     layout included, is undone; the process then dies at the retried commit point, the
     layout applied: the next start undoes it again (CPT.0030), reads the rows in their old
