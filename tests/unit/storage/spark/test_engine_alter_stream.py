@@ -75,6 +75,19 @@ def filled_gated(spark: Any, place: Any) -> tuple[SparkEngine, GatedStore]:
     return engine, store
 
 
+@contextmanager
+def restarted(spark: Any, place: Any, expected: set[Any]) -> Iterator[SparkEngine]:
+    """The engine started again on the same place, checked to hold ``expected`` in ``T``
+    with a key index that agrees."""
+    again = start(spark, place)
+    try:
+        assert set(again.store.rows(T)) == expected
+        assert again.check_index() == {}
+        yield again
+    finally:
+        again.close()
+
+
 def test_a_rewriting_alter_streams_the_table_with_its_unflushed_changes(
     spark: Any, place: Any
 ) -> None:
@@ -107,12 +120,8 @@ def test_a_rewriting_alter_streams_the_table_with_its_unflushed_changes(
         store.gate.set()
         engine.close()
 
-    again = start(spark, place)
-    try:
-        assert set(again.store.rows(T)) == expected
-        assert again.check_index() == {}
-    finally:
-        again.close()
+    with restarted(spark, place, expected):
+        pass
 
 
 def test_a_metadata_only_alter_streams_the_key_index(spark: Any, place: Any) -> None:
@@ -218,10 +227,7 @@ def test_columns_added_dropped_and_moved_copy_no_row(spark: Any, place: Any) -> 
         store.gate.set()
         engine.close()
 
-    again = start(spark, place)
-    try:
-        assert set(again.store.rows(T)) == expected
-        assert again.check_index() == {}
+    with restarted(spark, place, expected) as again:
         Writer(again, 60).rows(T, [RowChange.update((1, "a", None, 100), (1, "a", "z", 100))])
         with streamed():
             again.flush()
@@ -233,8 +239,6 @@ def test_columns_added_dropped_and_moved_copy_no_row(spark: Any, place: Any) -> 
         assert again.durable_state().tables[T].id != table_id
         assert again.index.layout(again.durable_state().tables[T].id) is None
         assert again.check_index() == {}
-    finally:
-        again.close()
 
 
 def test_a_layout_whose_commit_point_is_not_recorded_is_taken_out(spark: Any, place: Any) -> None:
