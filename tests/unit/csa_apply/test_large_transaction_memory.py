@@ -5,6 +5,9 @@ the channel enforces, ``max(APPLIER_EVENT_MEMORY_LIMIT, replica_max_allowed_pack
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,8 @@ from spark_replica.applier_core.channels.config import ChannelConfig
 from spark_replica.applier_core.csa.resources import EVENT_MEMORY
 from spark_replica.applier_core.csa.service import CsaChannel
 from spark_replica.applier_core.settings import SystemVariables
+from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.applier_core.storage.store import StoreSession
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
 
 KIB = 1024
@@ -53,6 +58,33 @@ class LimitedReplica(Replica):
         config = super().config()
         applier = replace(config.applier, applier_event_memory_limit=self.memory_limit)
         return ChannelConfig(name=config.name, applier=applier)
+
+
+class HeldEngine(InMemoryEngine):
+    """An in-memory engine whose first row change waits until ``until()`` is true, so the
+    reader meanwhile has to hold the transaction's events (at most 60 s, then it fails)."""
+
+    def __init__(self, until: Callable[[], bool]) -> None:
+        super().__init__()
+        self._until: Callable[[], bool] | None = until
+        self._lock = threading.Lock()
+
+    def session(self, name: str) -> StoreSession:
+        session = super().session(name)
+        apply_rows = session.apply_rows
+
+        def held(table_map: Any, changes: Any) -> None:
+            with self._lock:
+                until, self._until = self._until, None
+            if until is not None:
+                deadline = time.monotonic() + 60
+                while not until():
+                    assert time.monotonic() < deadline, "the reader never waited"
+                    threading.Event().wait(0.005)
+            apply_rows(table_map, changes)
+
+        session.apply_rows = held  # type: ignore[method-assign]
+        return session
 
 
 def row(key: int) -> tuple[int, str]:
@@ -98,8 +130,11 @@ def test_transactions_larger_than_the_limit_stream_within_it(
     copy_into_relay_log(files, tmp_path / "data")
     settings = SystemVariables({})
     settings.set_internal("replica_max_allowed_packet", packet)
+    # The worker holds its first row change until the reader waits for memory: the events
+    # of the transaction it applies then fill the limit whatever the threads' speeds.
+    engine = HeldEngine(lambda: replica.handle.memory.stats(EVENT_MEMORY).waits > 0)
     replica = LimitedReplica(tmp_path / "data", workers=4, commit_order=True, settings=settings,
-                             memory_limit=limit)  # fmt: skip
+                             engine=engine, memory_limit=limit)  # fmt: skip
     try:
         replica.start()
         channel = replica.handle
