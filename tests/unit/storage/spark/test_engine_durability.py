@@ -165,6 +165,34 @@ def test_a_large_batch_is_written_as_several_files_and_read_back_whole(
         again.close()
 
 
+def test_a_flush_adds_one_data_file_and_the_manifests_stay_merged(spark: Any, place: Any) -> None:
+    """Between compactions a read pays for every file and manifest the flushes added: a
+    flush of a keyed table's updates, deletes and inserts adds one data file (the rows it
+    replaces are deleted by deletion vectors, every new image written in one file) and each
+    commit merges the manifests (requirement: reads between compactions stay fast)."""
+    engine = start(spark, place, compact_after=1000)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((i, "a")) for i in range(100)])
+        engine.flush()
+        for n in range(1, 6):
+            writer.rows(T, [RowChange.update((n, "a"), (n, "b")), RowChange.delete((50 + n, "a")),
+                            RowChange.insert((100 + n, "c"))])  # fmt: skip
+            engine.flush()
+        assert data_files(engine, T) == 1 + 5
+        name = engine.iceberg.sql_name(T)
+        manifests = engine.spark.sql(
+            f"SELECT content, COUNT(*) FROM {name}.manifests GROUP BY content"
+        ).collect()
+        assert sorted(tuple(row) for row in manifests) == [(0, 1), (1, 1)]
+        expected = {(i, "b" if 1 <= i <= 5 else "a") for i in range(100) if not 51 <= i <= 55}
+        expected |= {(100 + n, "c") for n in range(1, 6)}
+        assert set(engine.rows(T)) == expected  # type: ignore[arg-type]
+    finally:
+        engine.close()
+
+
 def failing_view(seen: list[str], failing: int, message: str) -> Any:
     """A stand-in for ``table_writes._view`` that notes each table it is called for in
     ``seen`` and fails its ``failing``-th call with ``OSError(message)``."""

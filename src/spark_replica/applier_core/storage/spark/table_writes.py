@@ -4,14 +4,15 @@ The changes arrive as Arrow (``to_arrow_table``), become a temporary view, and g
 SQL statements, so Spark's Iceberg writer does the work and the snapshot properties of the
 session (the batch, the GTID set) land in each commit's summary:
 
-* a keyed table: the changes to rows it holds (the keys not in ``PendingChanges.fresh``)
-  in one ``MERGE INTO`` on the primary key with matched clauses only (merge-on-read:
-  deletion vectors for the rows replaced; decision 0021), ``_op`` 0 for a delete, 1 for a
-  row; then the rows of new keys appended with ``INSERT INTO`` (a bulk load never joins
-  the table). Without a ``NOT MATCHED`` clause the ``MERGE``'s join is an inner one, and
-  the changes are broadcast to it: the table is read once, not shuffled (an outer join
-  that keeps every change can only broadcast the table: 2.2× slower at 1M rows, 8.6× at
-  50M, measured);
+* a keyed table: the rows it holds for the changed keys (the keys not in
+  ``PendingChanges.fresh``) deleted by one ``MERGE INTO`` on the primary key whose only
+  clause is ``WHEN MATCHED THEN DELETE`` (merge-on-read: deletion vectors, no data file;
+  decision 0021); then every new image, of an updated row as of a new key, appended with
+  one ``INSERT INTO`` (a bulk load never joins the table): a flush adds one data file per
+  table, which keeps reads between compactions fast. The ``MERGE``'s join is an inner
+  one, and the keys are broadcast to it: the table is read once, not shuffled (an outer
+  join that keeps every change can only broadcast the table: 2.2× slower at 1M rows, 8.6×
+  at 50M, measured);
 * a keyless table (a multiset): rows only added are appended; a row whose count fell is
   deleted with every copy (a ``MERGE`` as above, ``ON t.c <=> s.c ...``) and written again
   as often as it remains, with the added rows, its current count read at the table's
@@ -49,7 +50,6 @@ from spark_replica.applier_core.storage.spark.types import (
 
 logger = logging.getLogger(__name__)
 
-OP = "_op"
 #: How often a statement runs when it keeps losing races with compactions (``lost_race``).
 RACE_ATTEMPTS = 4
 VALIDATION_ERROR = "org.apache.iceberg.exceptions.ValidationException"
@@ -60,9 +60,11 @@ SLICE_BYTES = 32 << 20
 MERGE_SLICE_BYTES = 16 << 20
 #: Arrow bytes per data file written: most flushes write one file per table.
 FILE_BYTES = 128 << 20
+#: Changes under this many Arrow bytes are written by one task, into one file (a bigger
+#: slice, of a bulk load, is written by a task per core).
+ONE_TASK_BYTES = 8 << 20
 #: A row's position among the touched rows of a keyless table (reading their counts).
 INDEX = "_i"
-_DELETE, _ROW = 0, 1
 
 
 def write_changes(
@@ -79,37 +81,26 @@ def _write_keyed(
     spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
 ) -> bool:
     definition, fresh = table.definition, changes.fresh
-    held: list[Row] = []  # new images and deletes of rows the table holds
-    ops: list[int] = []
-    added: list[Row] = []  # rows of keys the table does not hold
+    held: list[Row] = []  # the keys of rows the table holds, in rows of NULLs
+    written: list[Row] = []  # new images: of rows the table holds, and of new keys
     width, key_columns = len(definition.columns), definition.primary_key
     for key, row in changes.keyed.items():
-        if key in fresh:
-            if row is not None:  # else: made and deleted within the flush
-                added.append(row)
-        elif row is not None:
-            held.append(row)
-            ops.append(_ROW)
-        else:
-            deleted: list[object] = [None] * width
+        if key not in fresh:
+            keyed: list[object] = [None] * width
             for index, value in zip(key_columns, key, strict=True):
-                deleted[index] = value
-            held.append(tuple(deleted))
-            ops.append(_DELETE)
-    name = catalog.sql_name(table.ref)
+                keyed[index] = value
+            held.append(tuple(keyed))
+        if row is not None:  # a fresh key's None: made and deleted within the flush
+            written.append(row)
     if held:
         on = " AND ".join(_key_match(definition, part) for part in range(len(key_columns)))
-        columns = [quote_name(c.name) for c in definition.columns]
-        clauses = (
-            f"WHEN MATCHED AND s.{OP} = {_DELETE} THEN DELETE "
-            f"WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns)}"
-        )
-        data = to_arrow_table(_loose(definition), held, {OP: (pa.int8(), ops)})
-        _merge(spark, catalog, table, data, on, clauses, len(held))
-    if added:
-        _run(spark, table, to_arrow_table(_loose(definition), added),
+        data = to_arrow_table(_loose(definition), held)
+        _merge(spark, catalog, table, data, on, "WHEN MATCHED THEN DELETE", len(held))
+    if written:
+        name = catalog.sql_name(table.ref)
+        _run(spark, table, to_arrow_table(_loose(definition), written),
              lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
-    return bool(held or added)
+    return bool(held or written)
 
 
 def _merge(
@@ -255,6 +246,10 @@ def _view(spark: Any, table: StoredTable, data: pa.Table) -> str:
     files = max(1, -(-data.nbytes // FILE_BYTES))
     if files > 1:
         frame = frame.repartition(files)
+    elif data.nbytes < ONE_TASK_BYTES:
+        # Spark splits a local Arrow table into a partition per core, each writing a file
+        # of its own: a flush's few changes go into one file instead.
+        frame = frame.coalesce(1)
     name = f"__replica_changes_t{table.id}"
     frame.createOrReplaceTempView(name)
     return name
