@@ -1,7 +1,9 @@
 """How a flush writes row changes into a big Iceberg table, and what reads pay for it
 afterwards: the engine's ``MERGE INTO`` (merge-on-read position deletes, format v2 and v3)
 against equality deletes (a delete file of the changed keys, committed with Iceberg's
-``RowDelta``, then an append of the new row images).
+``RowDelta``, then an append of the new row images); ``matched_v3`` is a ``MERGE`` with
+matched clauses only, ``delete_v3`` the engine's way: a ``MERGE`` that only deletes, then
+an append of every new image.
 
 Each way gets its own table of ``--rows`` sysbench-shaped rows (``id INT`` key, ``k INT``,
 ``c CHAR(120)``, ``pad CHAR(60)``) in one JDBC catalog on SQLite, then the same ``--flushes``
@@ -50,7 +52,7 @@ MERGE_ON_READ = ", ".join(
     f"'write.{kind}.mode' = 'merge-on-read'" for kind in ("delete", "update", "merge")
 )
 #: name → format version; how each table takes a batch is ``Bench.<way>``.
-WAYS = {"merge_v2": 2, "merge_v3": 3, "matched_v3": 3, "equality_v2": 2}
+WAYS = {"merge_v2": 2, "merge_v3": 3, "matched_v3": 3, "delete_v3": 3, "equality_v2": 2}
 QUERIES = {
     "count_sum": "SELECT COUNT(*), SUM(k) FROM {table}",
     "lookup": "SELECT id, k, c FROM {table} WHERE id = {id}",
@@ -96,10 +98,12 @@ class Bench:
 
     def create(self, name: str, version: int) -> None:
         table = f"{CATALOG}.{NAMESPACE}.{name}"
+        # The engine's way with the engine's manifests: merged at each commit.
+        merged = ", 'commit.manifest.min-count-to-merge' = '2'" if name == "delete_v3" else ""
         self.spark.sql(
             f"CREATE TABLE {table} (id INT NOT NULL, k INT, c STRING, pad STRING) USING iceberg "
             f"TBLPROPERTIES ('format-version' = '{version}', {MERGE_ON_READ}, "
-            "'write.parquet.row-group-size-bytes' = '16777216')"
+            f"'write.parquet.row-group-size-bytes' = '16777216'{merged})"
         )
         self.spark.sql(
             f"INSERT INTO {table} SELECT CAST(id AS INT), CAST(id * 7 % 1000 AS INT), "
@@ -111,6 +115,8 @@ class Bench:
             self._merge(name, batch)
         elif name.startswith("matched"):
             self._matched(name, batch)
+        elif name.startswith("delete"):
+            self._delete_append(name, batch)
         else:
             self._equality(name, batch)
 
@@ -134,6 +140,19 @@ class Bench:
             f"USING (SELECT /*+ BROADCAST */ * FROM {view}) s ON t.id = s.id "
             "WHEN MATCHED THEN UPDATE SET *"
         )
+
+    def _delete_append(self, name: str, batch: pa.Table) -> None:
+        """What the engine does: the rows of the changed keys deleted by a ``MERGE`` whose
+        only clause is ``WHEN MATCHED THEN DELETE`` (deletion vectors, no data file), the
+        keys broadcast; then every new image appended by one task, into one file."""
+        view = f"changes_{name}"
+        self.spark.createDataFrame(batch.to_pandas()).coalesce(1).createOrReplaceTempView(view)
+        table = f"{CATALOG}.{NAMESPACE}.{name}"
+        self.spark.sql(
+            f"MERGE INTO {table} t USING (SELECT /*+ BROADCAST */ id FROM {view}) s "
+            "ON t.id = s.id WHEN MATCHED THEN DELETE"
+        )
+        self.spark.sql(f"INSERT INTO {table} SELECT * FROM {view}")
 
     def _equality(self, name: str, batch: pa.Table) -> None:
         """A delete file of the batch's keys (Parquet with Iceberg's field id), committed

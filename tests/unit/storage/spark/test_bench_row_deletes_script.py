@@ -28,7 +28,7 @@ def test_quick_run_checks_every_way_and_prints_its_figures(
     assert code == 0, out
     assert "checks: every answer equals the content the batches make" in out
     results = json.loads(path.read_text())["results"]
-    assert set(results) == {"merge_v2", "merge_v3", "matched_v3", "equality_v2"}
+    assert set(results) == {"merge_v2", "merge_v3", "matched_v3", "delete_v3", "equality_v2"}
     for figures in results.values():
         assert len(figures["flush_seconds"]) == 2
         assert figures["uncompacted"]["count_sum"]["rows"][0][0] == 300
