@@ -42,6 +42,7 @@ def test_added_dropped_and_moved_columns_take_and_leave_slots() -> None:
     assert moved.read(old) == (None, 1, "b")  # a slot the row predates reads NULL
     assert moved.read(new) == ("c", 2, "b2")
     assert added.read(old) == (1, "a", "b", None)  # in order: padded
+    assert start.read(added.place((1, "a", "b", "c"))) == (1, "a", "b")  # a wider row: cut
     assert Layout.unpack(moved.pack()) == moved
 
 

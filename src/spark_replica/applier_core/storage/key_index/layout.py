@@ -47,7 +47,9 @@ class Layout:
         """The table's row held in ``stored``; slots it predates read NULL."""
         size = len(stored)
         if self.in_order:
-            return stored if size == self.width else stored + (None,) * (self.width - size)
+            if size == self.width:
+                return stored
+            return stored[: self.width] + (None,) * (self.width - size)
         return tuple(stored[slot] if slot < size else None for slot in self.slots)
 
     def place(self, row: Row) -> Row:
