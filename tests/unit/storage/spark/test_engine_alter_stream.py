@@ -241,6 +241,35 @@ def test_columns_added_dropped_and_moved_copy_no_row(spark: Any, place: Any) -> 
         assert again.check_index() == {}
 
 
+def test_an_alter_after_a_rewrite_not_yet_flushed_copies_the_staged_rows(
+    spark: Any, place: Any
+) -> None:
+    """A rewriting ALTER staged the rows; before its flush, an ALTER that only adds a
+    column (and one that only adds an index) follows: they copy the staged rows rather
+    than share the stage, which the first ALTER's flush adopts and forgets (sharing it
+    made the next flush adopt a forgotten stage and retry forever)."""
+    engine, store = filled_gated(spark, place)
+    try:
+        writer = Writer(engine, 10)
+        store.gate.clear()  # the ALTERs stay unflushed until all three are committed
+        writer.ddl("ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 5")  # staged
+        writer.ddl("ALTER TABLE t ADD COLUMN c BIGINT AFTER id")
+        writer.ddl("ALTER TABLE t ADD INDEX (v)")
+        writer.rows(T, [RowChange.update((3, None, value(3), 5), (3, 9, "x", 5))])
+        store.gate.set()
+        engine.flush()
+        expected = {(i, None, value(i), 5) for i in range(ROWS) if i != 3} | {(3, 9, "x", 5)}
+        assert set(engine.store.rows(T)) == expected
+        assert recorded_read(engine, T)[0] == ["id", "c", "v", "w"]
+        assert engine.check_index() == {}
+        assert all(table_id >= 0 for table_id in engine.index.table_ids())
+    finally:
+        store.gate.set()
+        engine.close()
+    with restarted(spark, place, expected):
+        pass
+
+
 def test_a_layout_whose_commit_point_is_not_recorded_is_taken_out(spark: Any, place: Any) -> None:
     """The flush of a column-moving ALTER fails at its commit point: the key index's batch,
     layout included, is undone; the process then dies at the retried commit point, the

@@ -226,7 +226,11 @@ class IndexedTable(CommittedTable):
         ``spark.ddl_state``): then the new table reads this table's index entries and
         overlay through it, nothing copied (ADD INDEX; a renamed, widened, added, dropped or
         moved column). None when the rows must be copied: a converted value, another key,
-        or a keyless table whose columns change (its key is the whole row)."""
+        a keyless table whose columns change (its key is the whole row), or rows an ALTER
+        not flushed yet staged (the stage is adopted and forgotten by that ALTER's flush)."""
+        table_id = self.content.table_id
+        if table_id is None or table_id < 0:
+            return None
         before, after = self.definition, altered.definition
         if any(altered.converters) or schema_change(before, altered) is None:
             return None
