@@ -73,17 +73,15 @@ class Content:
         """The content the index holds for ``table_id``, read by its recorded layout."""
         return Content(index, table_id, index.layout(table_id))
 
-    def reshaped(self, layout: Layout, sources: tuple[int | None, ...]) -> Content:
-        """The same index rows read by ``layout``, the overlay's rows taking their columns
-        from ``sources`` (``AlteredTable.sources``: None, a new column, NULL). Under the
-        engine's mutex."""
+    def reshaped(self, layout: Layout, altered: AlteredTable) -> Content:
+        """The same index rows read by ``layout``, the overlay's rows taken into the columns
+        of ``altered`` (which converts no value). Under the engine's mutex."""
         content = Content(self.index, self.table_id, layout)
         content.complete = self.complete
         content.entries = {
-            key: (tag, None if row is None else tuple(None if s is None else row[s]
-                                                      for s in sources))
+            key: (tag, None if row is None else altered.convert_row(row, 0))
             for key, (tag, row) in self.entries.items()
-        }  # fmt: skip
+        }
         return content
 
     def read(self, stored: Row) -> Row:
@@ -130,7 +128,7 @@ class IndexedTable(CommittedTable):
             if content.table_id != table_id:  # rebased meanwhile
                 return self.get(key)
             return None
-        return row if content.layout is None else content.layout.read(row)
+        return content.read(row)
 
     def count(self, row: Row) -> int:
         content = self.content
@@ -203,9 +201,7 @@ class IndexedTable(CommittedTable):
         if layout is not None:
             if altered.keeps_rows:
                 return IndexedTable(self.ref, altered.definition, content)
-            return IndexedTable(
-                self.ref, altered.definition, content.reshaped(layout, altered.sources)
-            )
+            return IndexedTable(self.ref, altered.definition, content.reshaped(layout, altered))
         table = IndexedTable(self.ref, altered.definition, Content(content.index, None))
         rows: Iterable[Row] = self._scan()
         if not altered.keeps_rows:
