@@ -20,6 +20,7 @@ from spark_replica.applier_core.storage import (
     TableRef,
     TransactionRef,
 )
+from spark_replica.applier_core.storage.key_index import KeyIndexError
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.state import DurableState
 from spark_replica.applier_core.storage.spark.table_writes import slices
@@ -357,6 +358,49 @@ def test_a_failed_commit_point_keeps_the_commits_and_a_restart_drops_the_batch(
         engine._closing = True  # the first engine gives up: its commit point fails
         store.gate.set()
         engine.close()
+
+
+def test_a_flush_failing_the_same_way_each_time_stops_flushing_with_its_error(
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush the key index refuses (a ``KeyIndexError``: a bug, not a passing condition)
+    is not tried again forever: flushing stops with the error, the server is told
+    (``on_failure``, which stops it), the table stays at its recorded snapshot, and the
+    next start finds the last commit point (the relay log still holds the rest)."""
+    monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.rows(T, [RowChange.insert((1, "a"))])
+    engine.flush()
+    recorded = engine.durable_state()
+    failures: list[str] = []
+    engine.on_failure(failures.append)
+    calls: list[int] = []
+
+    def refused(batch: int, writes: Any) -> None:
+        calls.append(batch)
+        raise KeyIndexError(f"batch {batch} adopts stage -7, unknown (as a test)")
+
+    monkeypatch.setattr(engine.index, "apply", refused)
+    writer.rows(T, [RowChange.insert((2, "b"))])
+    try:
+        with pytest.raises(RuntimeError, match="flushing stopped: .*stage -7, unknown"):
+            engine.flush()
+        assert failures == [f"batch {calls[0]} adopts stage -7, unknown (as a test)"]
+        assert engine.iceberg.current_snapshot(T) == recorded.tables[T].snapshot
+        with pytest.raises(RuntimeError, match="flushing stopped"):
+            engine.flush()  # asked again: still stopped, not tried again
+        assert len(calls) == 1
+    finally:
+        monkeypatch.undo()
+        engine.close()
+    again = start(spark, place)
+    try:
+        assert again.rows(T) == [(1, "a")]
+        assert again.durable_state() == recorded
+    finally:
+        again.close()
 
 
 def test_the_catalog_is_put_back_to_the_recorded_state_at_start(spark: Any, place: Any) -> None:

@@ -62,6 +62,7 @@ from spark_replica.applier_core.storage.interface import (
 )
 from spark_replica.applier_core.storage.key_index import (
     Difference,
+    KeyIndexError,
     KeyIndexIncompatible,
     KeyIndexOutOfDate,
     LmdbKeyIndex,
@@ -133,6 +134,21 @@ DEFAULT_COMPACT_AFTER = 16
 DEFAULT_SNAPSHOT_RETENTION = 300.0
 #: Seconds the flusher waits before trying again after a failed flush.
 RETRY_DELAY = 1.0
+#: Failures of a flush that trying it again meets again, so flushing stops with them: the
+#: key index disagreeing with a table, or refusing a batch (``KeyIndexError``: a bug in what
+#: asked it), and Python's own errors of type and value. The others (Spark's, the metadata
+#: database's, the disk's) may pass: the flush is tried again.
+DETERMINISTIC = (
+    IndexDisagrees,
+    KeyIndexError,
+    TypeError,
+    ValueError,
+    LookupError,
+    AttributeError,
+    ArithmeticError,
+    AssertionError,
+    NameError,
+)
 #: The Iceberg catalog's name: in Spark (``spark.table("replica.shop.orders")``) and in the
 #: metadata database's catalog tables, where pyiceberg finds it by the same name.
 DEFAULT_CATALOG = "replica"
@@ -507,7 +523,7 @@ class SparkEngine(StoreBacked):
                 fatal: Exception | None = driver_gone(self.spark)
                 if fatal is None and isinstance(error, CommitPointMoved):
                     fatal = error
-                if fatal is None and isinstance(error, IndexDisagrees):
+                if fatal is None and isinstance(error, DETERMINISTIC):
                     self._undo_unrecorded()
                     fatal = error  # trying again would meet it again
                 if fatal is not None:
@@ -552,7 +568,8 @@ class SparkEngine(StoreBacked):
     def _stop_flushing(self, error: BaseException, commits: list[Commit]) -> None:
         """Flushing cannot go on in this process (``error``): stop, and tell the
         ``on_failure`` callbacks."""
-        logger.error("flushing stops: %s", error)
+        raised = error if error.__traceback__ is not None else None  # not a found condition
+        logger.error("flushing stops: %s", error, exc_info=raised)
         with self._cond:
             self._requeue(error, commits)
             self._refused = True
