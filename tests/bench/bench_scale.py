@@ -31,8 +31,17 @@ For each size of ``--rows`` (default 1M and 5M rows; the product targets 5M and 
    ``SELECT COUNT(*)`` (median over 5).
 
 Checked (exit code 1 when one fails): the channel reports no error; every GTID is executed
-and durable; after the restart ``COUNT(*)`` of each table is the generator's final row
-count, and every row looked up equals the generator's final row with that id.
+and durable; after the restart ``COUNT(*)`` of each table is the source's final row count
+(the generator's, or MariaDB's), and every row looked up equals the source's row with that
+id.
+
+``--source mariadb`` takes the rows from a real MariaDB instead (``scale_backlogs.py``):
+``sysbench oltp_write_only prepare`` loads it (bulk INSERTs of about 2,500 rows per
+transaction, then the secondary index on k), the replica's channel replicates the load, then
+is stopped while ``sysbench oltp_write_only run`` commits the write workload (16 threads,
+``--transactions`` events), and started again: the same steps, timed the same way, with
+MariaDB's own seconds for each part beside them. Nothing holds the rows in this process,
+so 50M rows fit.
 
 The targets the product's requirements set are printed next to the figures: peak resident
 set of the server and its JVM at most 1.5 GB, restart to serving at most 15 s (at each
@@ -55,8 +64,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,27 +77,23 @@ for _path in (_REPO / "src", _REPO):
 
 import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
-from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, SourceProcess  # noqa: E402
+from tests.bench.scale_backlogs import (  # noqa: E402
+    Backlog,
+    GeneratedBacklog,
+    MariaDBBacklog,
+    workload_spec,
+)
+from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER  # noqa: E402
 from tests.helpers.process import ServerProcess, durable_count, process_tree  # noqa: E402
 from tests.helpers.replica_channel import CHANNEL, change_source_at, status  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
 
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    Dependency,
-    GeneratedTransaction,
-    Source,
-    WorkloadSpec,
-)
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
-from spark_replica.server.source import SourceBinlog  # noqa: E402
 
 DEFAULT_ROWS = (1_000_000, 5_000_000)
 QUICK_ROWS = (20_000,)
 DEFAULT_TRANSACTIONS = 20_000
 QUICK_TRANSACTIONS = 1_000
-CLIENTS = 16
-CHANGES_PER_TRANSACTION = 4
 WORKERS = 4
 #: Seconds between samples of the resident sets, and between looks at the replica.
 SAMPLE_INTERVAL = 0.5
@@ -101,84 +105,6 @@ SHOWN_RSS_BYTES = 10e6
 TARGET_RSS_BYTES = 1.5e9
 TARGET_RESTART_SECONDS = 15.0
 TARGET_APPLY_PER_SECOND = 1_900.0
-
-Row = tuple[object, ...]
-#: A transaction's events as the source's binary log appends them, and its GTID.
-Encoded = tuple[list[bytes], tuple[str, int]]
-
-
-# -- the workload ----------------------------------------------------------------------------
-def workload_spec(rows: int, tables: int, transactions: int, load_batch: int) -> WorkloadSpec:
-    """``rows`` sysbench rows over ``tables`` tables, then the oltp_write_only workload."""
-    return WorkloadSpec(
-        tables=tables,
-        rows_per_table=rows // tables,
-        transactions=transactions,
-        changes_per_transaction=CHANGES_PER_TRANSACTION,
-        clients=CLIENTS,
-        conflict_share=0.0,
-        dependency=Dependency.WRITESET,
-        load_batch=load_batch,
-    )
-
-
-class Workload:
-    """The source's binary log in ``directory``, written in two parts: the setup (CREATE
-    DATABASE and TABLE, the load), then the write workload; and what the replica must end
-    with. The generator makes one transaction at a time: only its rows are kept."""
-
-    def __init__(self, directory: Path, spec: WorkloadSpec) -> None:
-        self.spec = spec
-        self.directory = directory
-        self._source = Source(spec)
-        self._encoder = TransactionEncoder(spec.server_uuid)
-        #: Transactions in the log so far; the setup's are gnos 1..``setup``.
-        self.transactions = 0
-        self.setup = 0
-        self.bytes = 0
-        #: Seconds spent generating and encoding, per part.
-        self.seconds: dict[str, float] = {}
-
-    @property
-    def loaded_rows(self) -> int:
-        return self.spec.rows_per_table * self.spec.tables
-
-    @property
-    def final(self) -> dict[str, dict[object, Row]]:
-        """Each table's rows by id (qualified name -> id -> row), once both parts are in."""
-        tables = self._source.tables
-        return {tables[name].qualified: rows for name, rows in self._source.rows.items()}
-
-    def write_setup(self) -> None:
-        start = time.perf_counter()
-        self._append(self._encode(self._source.setup()))
-        self.setup = self.transactions
-        self.seconds["setup"] = time.perf_counter() - start
-
-    def encode_workload(self) -> list[Encoded]:
-        """The write workload, encoded (to be appended while the source is stopped)."""
-        start = time.perf_counter()
-        encoded = list(self._encode(self._source.workload()))
-        self.seconds["workload"] = time.perf_counter() - start
-        return encoded
-
-    def append(self, encoded: list[Encoded]) -> None:
-        self._append(iter(encoded))
-
-    def _encode(self, transactions: Iterator[GeneratedTransaction]) -> Iterator[Encoded]:
-        for trx in transactions:
-            yield self._encoder.encode(trx), (self.spec.server_uuid, trx.gno)
-
-    def _append(self, encoded: Iterator[Encoded]) -> None:
-        binlog = SourceBinlog(self.directory)
-        binlog.open()
-        try:
-            for data, gtid in encoded:
-                binlog.append(data, gtid)
-                self.transactions += 1
-            self.bytes = sum(size for _, size in binlog.files())
-        finally:
-            binlog.close()
 
 
 # -- the resident sets -----------------------------------------------------------------------
@@ -401,32 +327,30 @@ def wait_durable(cursor: Any, data: Path, count: int, started: float, time_limit
         time.sleep(POLL)
 
 
-def replicate(server: ServerProcess, data: Path, source: SourceProcess, workload: Workload,
-              result: SizeResult, time_limit: float) -> None:  # fmt: skip
-    """Replicate the setup and time the load; then stop the source, append the write
-    workload to its binary log, start it again and time the workload's apply."""
+def replicate(server: ServerProcess, data: Path, backlog: Backlog, result: SizeResult,
+              time_limit: float) -> None:  # fmt: skip
+    """Replicate the setup and time the load; then add the write workload as a backlog and
+    time its apply."""
     with connect(server.port) as conn, conn.cursor() as cursor:
         started = time.perf_counter()
-        start_channel(cursor, source.port)
-        executed, durable = wait_durable(cursor, data, workload.setup, started, time_limit,
+        start_channel(cursor, backlog.port)
+        executed, durable = wait_durable(cursor, data, backlog.setup, started, time_limit,
                                          result.errors)  # fmt: skip
         result.load_executed_seconds, result.load_seconds = executed, durable
         print(f"  load: executed after {executed:.1f} s, durable after {durable:.1f} s",
               flush=True)  # fmt: skip
         if result.errors:
             return
-        encoded = workload.encode_workload()
-        result.generate_seconds["workload"] = workload.seconds["workload"]
-        source.stop()
-        workload.append(encoded)
-        result.transactions, result.binlog_bytes = workload.transactions, workload.bytes
-        source.start()  # on the same port: the receiver reconnects
+        backlog.add_workload(cursor)
+        result.generate_seconds["workload"] = backlog.seconds["workload"]
+        result.transactions, result.binlog_bytes = backlog.transactions, backlog.bytes
         started = time.perf_counter()
-        executed, durable = wait_durable(cursor, data, workload.transactions, started,
+        executed, durable = wait_durable(cursor, data, backlog.transactions, started,
                                          time_limit, result.errors)  # fmt: skip
         result.apply_executed_seconds, result.apply_seconds = executed, durable
-        print(f"  write workload: executed after {executed:.1f} s, durable after "
-              f"{durable:.1f} s", flush=True)  # fmt: skip
+        print(f"  write workload ({backlog.transactions - backlog.setup:,} transactions, "
+              f"{backlog.seconds['workload']:.1f} s at the source): executed after "
+              f"{executed:.1f} s, durable after {durable:.1f} s", flush=True)  # fmt: skip
 
 
 def _until(condition: Callable[[], bool], seconds: float) -> bool:
@@ -441,7 +365,7 @@ def _until(condition: Callable[[], bool], seconds: float) -> bool:
     return False
 
 
-def restart(server: ServerProcess, data: Path, workload: Workload, result: SizeResult,
+def restart(server: ServerProcess, data: Path, backlog: Backlog, result: SizeResult,
             sampler: RssSampler, time_limit: float,
             config: Path | None = None) -> ServerProcess:  # fmt: skip
     """SIGTERM ``server``, start it again on ``data``, time it back to serving."""
@@ -453,8 +377,8 @@ def restart(server: ServerProcess, data: Path, workload: Workload, result: SizeR
     start = time.perf_counter()
     again = ServerProcess(data, config, skip_replica_start=False)
     sampler.watch(again.process.pid)
-    big = next(iter(workload.final))
-    expected = len(workload.final[big])
+    big = backlog.big
+    expected = backlog.count(big)
     conn = None
 
     def answers() -> bool:
@@ -484,75 +408,71 @@ def restart(server: ServerProcess, data: Path, workload: Workload, result: SizeR
     return again
 
 
-def query(port: int, workload: Workload, result: SizeResult, lookups: int) -> None:
+def query(port: int, backlog: Backlog, result: SizeResult, lookups: int) -> None:
     """Point lookups and COUNT(*) over the wire; the rows and counts checked."""
     rng = random.Random(7)
     with connect(port) as conn, conn.cursor() as cursor:
-        for table, rows in workload.final.items():
+        for table in backlog.tables:
             cursor.execute(f"SELECT COUNT(*) FROM {table}")
             (count,) = cursor.fetchone()
-            if count != len(rows):
-                result.errors.append(f"{table}: COUNT(*) {count:,}, expected {len(rows):,}")
-        big = next(iter(workload.final))
-        rows = workload.final[big]
-        ids = rng.sample(sorted(rows), min(lookups, len(rows)))  # type: ignore[type-var]
+            if count != backlog.count(table):
+                result.errors.append(f"{table}: COUNT(*) {count:,}, expected "
+                                     f"{backlog.count(table):,}")  # fmt: skip
+        ids = backlog.ids(lookups, rng)
+        truth = backlog.rows(ids)
         wrong = 0
         for key in ids:
             start = time.perf_counter()
-            cursor.execute(f"SELECT id, k, c, pad FROM {big} WHERE id = %s", (key,))
+            cursor.execute(f"SELECT id, k, c, pad FROM {backlog.big} WHERE id = %s", (key,))
             found = cursor.fetchall()
             result.lookup_seconds.append(time.perf_counter() - start)
-            wrong += [tuple(found[0]) if len(found) == 1 else None] != [rows[key]]
+            wrong += [tuple(row) for row in found] != ([truth[key]] if key in truth else [])
         if wrong:
-            result.errors.append(f"{big}: {wrong} of {len(ids)} rows looked up differ")
+            result.errors.append(f"{backlog.big}: {wrong} of {len(ids)} rows looked up differ")
         for _ in range(COUNT_REPEAT):
             start = time.perf_counter()
-            cursor.execute(f"SELECT COUNT(*) FROM {big}")
+            cursor.execute(f"SELECT COUNT(*) FROM {backlog.big}")
             cursor.fetchone()
             result.count_seconds.append(time.perf_counter() - start)
         executed = _executed(cursor)
-        if executed != workload.transactions:
+        if executed != backlog.transactions:
             result.errors.append(f"{executed:,} GTIDs executed after the restart, "
-                                 f"expected {workload.transactions:,}")  # fmt: skip
+                                 f"expected {backlog.transactions:,}")  # fmt: skip
 
 
-@contextmanager
-def source_process(directory: Path) -> Iterator[SourceProcess]:
-    """``spark-replica source`` serving ``directory``, stopped at the end."""
-    source = SourceProcess(directory).start()
-    try:
-        yield source
-    finally:
-        source.stop()
+def make_backlog(work: Path, rows: int, args: argparse.Namespace) -> Backlog:
+    if args.source == "mariadb":
+        return MariaDBBacklog(work / "mariadb", rows, args.tables, args.transactions)
+    spec = workload_spec(rows, args.tables, args.transactions, args.load_batch)
+    return GeneratedBacklog(work / "source", spec)
 
 
 def run_size(work: Path, rows: int, args: argparse.Namespace) -> SizeResult:
     """Every step at ``rows`` rows, in ``work``."""
-    spec = workload_spec(rows, args.tables, args.transactions, args.load_batch)
     print(f"\n== {rows:,} rows ({args.tables} table(s)), then {args.transactions:,} "
-          f"transactions; load average {load_average()}", flush=True)  # fmt: skip
-    workload = Workload(work / "source", spec)
-    workload.write_setup()
-    print(f"  binary log: {workload.setup:,} transactions of setup and load, "
-          f"{workload.bytes / 1e6:,.0f} MB, generated in {workload.seconds['setup']:.0f} s",
+          f"transactions from {args.source}; load average {load_average()}",
           flush=True)  # fmt: skip
-    result = SizeResult(workload.loaded_rows, args.tables, workload.transactions,
-                        workload.setup, workload.bytes, dict(workload.seconds))  # fmt: skip
     data = work / "replica"
     time_limit = max(600.0, rows / 500 + args.transactions / 100)
+    result = SizeResult(rows, args.tables, 0, 0, 0, {})
     sampler = RssSampler().start()
     try:
-        with source_process(workload.directory) as source:
+        with make_backlog(work, rows, args).serve() as backlog:
+            print(f"  binary log: {backlog.setup:,} transactions of setup and load, "
+                  f"{backlog.bytes / 1e6:,.0f} MB, written in {backlog.seconds['setup']:.0f} s",
+                  flush=True)  # fmt: skip
+            result = SizeResult(backlog.loaded_rows, args.tables, backlog.setup, backlog.setup,
+                                backlog.bytes, dict(backlog.seconds))  # fmt: skip
             server = ServerProcess(data, args.config)
             try:
                 sampler.watch(server.process.pid)
-                replicate(server, data, source, workload, result, time_limit)
+                replicate(server, data, backlog, result, time_limit)
                 if not result.errors:
                     print("  restarting the server", flush=True)
-                    server = restart(server, data, workload, result, sampler, 300.0,
+                    server = restart(server, data, backlog, result, sampler, 300.0,
                                      args.config)  # fmt: skip
                 if not result.errors:
-                    query(server.port, workload, result, args.lookups)
+                    query(server.port, backlog, result, args.lookups)
             finally:
                 if server.process.poll() is None:
                     server.stop()
@@ -633,6 +553,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="rows per load transaction (default 1000)")  # fmt: skip
     parser.add_argument("--lookups", type=positive_int, default=200,
                         help="point lookups timed and checked (default 200)")  # fmt: skip
+    parser.add_argument(
+        "--source",
+        choices=("builtin", "mariadb"),
+        default="builtin",
+        help="the generator's binary log served by the built-in source "
+        "(default), or a real MariaDB that sysbench loads and drives",
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
     parser.add_argument(
@@ -688,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"checks: {len(errors)} FAILED")
         return 1
     print("checks: every GTID durable; after each restart COUNT(*) and the rows looked up "
-          "equal the generator's final content")  # fmt: skip
+          "equal the source's")  # fmt: skip
     return 0
 
 

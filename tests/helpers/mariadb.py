@@ -123,9 +123,10 @@ def _run_as() -> str:
 
 
 @contextmanager
-def running_mariadb(root: Path, *, binlog: bool = True) -> Iterator[MariaDB]:
+def running_mariadb(root: Path, *, binlog: bool = True, settings: str = "") -> Iterator[MariaDB]:
     """Install a fresh data directory under ``root``, start mariadbd (without a binary log
-    when not ``binlog``), create the accounts; stop it on exit."""
+    when not ``binlog``; with ``settings``, lines of ``my.cnf``, after the usual ones),
+    create the accounts; stop it on exit."""
     root.mkdir(parents=True, exist_ok=True)
     user = _run_as()
     port = free_port()
@@ -133,7 +134,7 @@ def running_mariadb(root: Path, *, binlog: bool = True) -> Iterator[MariaDB]:
     text = _CONFIG.format(user=user, root=root, port=port)
     if not binlog:
         text = "\n".join(line for line in text.splitlines() if not line.startswith("log_bin"))
-    config.write_text(text + "\n")
+    config.write_text(text + "\n" + settings)
     subprocess.run(
         ["mariadb-install-db", f"--defaults-file={config}",
          "--auth-root-authentication-method=normal", "--skip-test-db"],
