@@ -442,6 +442,8 @@ def query(port: int, backlog: Backlog, result: SizeResult, lookups: int) -> None
 
 def make_backlog(work: Path, rows: int, args: argparse.Namespace) -> Backlog:
     if args.source == "mariadb":
+        if args.mariadb is not None:
+            return MariaDBBacklog(args.mariadb, rows, args.tables, args.transactions, reuse=True)
         return MariaDBBacklog(work / "mariadb", rows, args.tables, args.transactions)
     spec = workload_spec(rows, args.tables, args.transactions, args.load_batch)
     return GeneratedBacklog(work / "source", spec)
@@ -560,6 +562,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the generator's binary log served by the built-in source "
         "(default), or a real MariaDB that sysbench loads and drives",
     )
+    parser.add_argument("--mariadb", metavar="DIR", type=Path,
+                        help="with --source mariadb and one size: the MariaDB an earlier run "
+                             "loaded with that many rows (its directory, kept), started as it "
+                             "is instead of loaded again")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
     parser.add_argument(

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import pymysql
 from tests.helpers.builtin_source import SourceProcess
 from tests.helpers.live_source import source_gtids
-from tests.helpers.mariadb import ROOT_PASSWORD, MariaDB, running_mariadb
+from tests.helpers.mariadb import ROOT_PASSWORD, MariaDB, existing_mariadb, running_mariadb
 from tests.helpers.replica_channel import CHANNEL
 
 from spark_replica.applier_core.binlog.generator.simulate import (
@@ -185,8 +185,13 @@ class MariaDBBacklog:
     the same id), run while the replica's channel is stopped, so it is a backlog when the
     channel starts again. The truth is MariaDB's own tables, read over the wire."""
 
-    def __init__(self, directory: Path, rows: int, tables: int, transactions: int) -> None:
+    def __init__(
+        self, directory: Path, rows: int, tables: int, transactions: int, reuse: bool = False
+    ) -> None:
         self.directory = directory
+        #: ``directory`` holds a MariaDB an earlier run loaded with these rows: started as
+        #: it is, not installed and loaded again.
+        self.reuse = reuse
         self.rows_per_table = rows // tables
         self.loaded_rows = self.rows_per_table * tables
         self.workload_events = transactions
@@ -201,13 +206,20 @@ class MariaDBBacklog:
     @contextmanager
     def serve(self) -> Iterator[MariaDBBacklog]:
         """Start MariaDB, load it with sysbench (timed: MariaDB's own load rate)."""
-        with running_mariadb(self.directory, settings=MARIADB_SETTINGS) as server:
+        if self.reuse:
+            started = existing_mariadb(self.directory)
+        else:
+            started = running_mariadb(self.directory, settings=MARIADB_SETTINGS)
+        with started as server:
             self._server = server
-            server.sql("SET sql_log_bin = 0; RESET MASTER")
-            server.sql(f"CREATE DATABASE {SYSBENCH_DATABASE}")  # the replica's first GTID
-            start = time.perf_counter()
-            self._sysbench("prepare")
-            self.seconds["setup"] = time.perf_counter() - start
+            if self.reuse:
+                self.seconds["setup"] = 0.0  # loaded by an earlier run
+            else:
+                server.sql("SET sql_log_bin = 0; RESET MASTER")
+                server.sql(f"CREATE DATABASE {SYSBENCH_DATABASE}")  # the replica's first GTID
+                start = time.perf_counter()
+                self._sysbench("prepare")
+                self.seconds["setup"] = time.perf_counter() - start
             self.setup = self.transactions
             self.bytes = self._binlog_bytes()
             self._conn = pymysql.connect(

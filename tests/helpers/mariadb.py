@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -156,6 +157,29 @@ def running_mariadb(root: Path, *, binlog: bool = True, settings: str = "") -> I
         )  # fmt: skip
         if server_sql.returncode != 0:
             raise RuntimeError(f"setting up MariaDB's accounts failed: {server_sql.stderr}")
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def existing_mariadb(root: Path) -> Iterator[MariaDB]:
+    """Start the MariaDB ``running_mariadb`` installed under ``root`` in an earlier run (its
+    data, accounts and binary log as that run left them; moved since, perhaps: the paths of
+    ``my.cnf`` and the binary log's index are set to ``root``) on a free port; stop it on
+    exit."""
+    config = root / "my.cnf"
+    text = config.read_text()
+    found = re.search(r"^datadir=(.*)/data$", text, re.M)
+    if found is None:
+        raise RuntimeError(f"{config} names no data directory")
+    for path in (config, root / "data" / "mariadb-bin.index"):
+        path.write_text(path.read_text().replace(found.group(1), str(root)))
+    port = free_port()
+    config.write_text(re.sub(r"^port=\d+$", f"port={port}", config.read_text(), flags=re.M))
+    server = MariaDB("127.0.0.1", port, root)
+    try:
+        server.start()
         yield server
     finally:
         server.stop()
