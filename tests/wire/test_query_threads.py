@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.server.app import BackgroundServer, ReplicaServer
 from spark_replica.server.config import ServerConfig, SparkConfig
+from spark_replica.sql_handlers.query.interfaces import PinnedTables
 from tests.helpers.server import ROOT_PASSWORD, connect
 
 WAIT = 30.0
@@ -29,7 +29,7 @@ class SlowQueries:
         self.release = threading.Event()
         self.fetching = threading.Semaphore(0)
 
-    def run(self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str) -> SlowQuery:
+    def run(self, build: Callable[[PinnedTables], str], tag: str) -> SlowQuery:
         return SlowQuery(self)
 
     def cancel(self, tag: str) -> None:

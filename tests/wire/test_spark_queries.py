@@ -89,6 +89,23 @@ def test_select_returns_the_replicated_rows(replicated: Any) -> None:
         assert (count, smallest) == (len(expected), min(r[0] for r in expected))
 
 
+def test_a_bare_count_is_the_row_count_with_mysql_column_metadata(replicated: Any) -> None:
+    """``SELECT COUNT(*) FROM t`` is answered from the tables' metadata at the query's
+    snapshot (``bare_count``): the same count and the same column as a scan gives."""
+    port, content = replicated
+    with connect(port) as conn, conn.cursor() as cursor:
+        for name, rows in content.items():
+            cursor.execute(f"SELECT COUNT(*) FROM {name}")
+            assert cursor.fetchall() == ((len(rows),),)
+            assert [d[:2] for d in cursor.description] == [
+                ("COUNT(*)", pymysql.constants.FIELD_TYPE.LONGLONG)
+            ]
+            cursor.execute(f"SELECT COUNT(*) AS n FROM {name} AS x")
+            assert cursor.fetchall() == ((len(rows),),) and cursor.description[0][0] == "n"
+            cursor.execute(f"SELECT COUNT(*) FROM {name} WHERE id IS NOT NULL")  # a scan
+            assert cursor.fetchall() == ((len(rows),),)
+
+
 def test_result_columns_carry_mysql_types(replicated: Any) -> None:
     port, _ = replicated
     with connect(port) as conn, conn.cursor() as cursor:

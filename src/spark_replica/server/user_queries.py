@@ -87,13 +87,14 @@ async def run_user_query(
 
     def start() -> RunningQuery:
         return queries.run(
-            lambda resolve: (
+            lambda tables: (
                 to_spark_sql(
                     expression,
                     database=database,
-                    resolve=resolve,
+                    resolve=tables.view,
                     views=views,
                     functions=functions,
+                    count=tables.row_count,
                 ).sql
             ),
             tag,

@@ -518,3 +518,67 @@ def test_mimic_aliases_are_kept() -> None:
     assert isinstance(tree.expressions[0], exp.Alias)
     query = to_spark_sql(tree, database="shop", resolve=VIEWS.get)
     assert query.sql == "SELECT 'x' AS `@@version`, `a` AS `a` FROM `__replica_v1` AS `t`"
+
+
+# --- a bare COUNT(*) ------------------------------------------------------------------------
+
+
+def counted(sql: str, rows: int | None = 42) -> SparkQuery:
+    asked: list[TableRef] = []
+
+    def count(ref: TableRef) -> int | None:
+        asked.append(ref)
+        return rows
+
+    query = to_spark_sql(
+        sqlglot.parse_one(sql, read="mysql"), database="shop", resolve=VIEWS.get, count=count
+    )
+    assert len(asked) <= 1 and all(ref in VIEWS for ref in asked)
+    return query
+
+
+@pytest.mark.parametrize(
+    ("sql", "name"),
+    [
+        ("SELECT COUNT(*) FROM orders", "COUNT(*)"),
+        ("select count(*) from shop.orders", "COUNT(*)"),
+        ("SELECT COUNT(*) AS n FROM orders o", "n"),
+        ("SELECT COUNT(*) `rows in it` FROM `orders`", "rows in it"),
+    ],
+)
+def test_a_bare_count_is_the_count_the_engine_knows(sql: str, name: str) -> None:
+    """A table between compactions holds deletion vectors, so Spark would scan it to count
+    it: the engine's count from the metadata is returned instead, under MySQL's name."""
+    query = counted(sql)
+    assert query == SparkQuery(
+        f"SELECT CAST(42 AS BIGINT) AS `{name}`", (TableRef("shop", "orders"),)
+    )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(*) FROM orders WHERE id > 1",
+        "SELECT COUNT(*) FROM orders GROUP BY id",
+        "SELECT COUNT(*) FROM orders LIMIT 0",
+        "SELECT COUNT(*) FROM orders JOIN items ON 1",
+        "SELECT COUNT(id) FROM orders",
+        "SELECT COUNT(DISTINCT id) FROM orders",
+        "SELECT COUNT(*), 1 FROM orders",
+        "SELECT COUNT(*) + 1 FROM orders",
+        "SELECT DISTINCT COUNT(*) FROM orders",
+        "SELECT COUNT(*) FROM (SELECT * FROM orders) AS o",
+        "SELECT COUNT(*) FROM orders HAVING COUNT(*) > 100",
+        "SELECT COUNT(*) FROM orders ORDER BY 1",
+        "SELECT SQL_CALC_FOUND_ROWS COUNT(*) FROM orders",
+        "WITH o AS (SELECT * FROM orders) SELECT COUNT(*) FROM o",
+        "SELECT COUNT(*) FROM orders UNION ALL SELECT COUNT(*) FROM items",
+    ],
+)
+def test_any_other_count_is_run_by_spark(sql: str) -> None:
+    assert "42" not in counted(sql).sql
+
+
+def test_a_count_the_engine_does_not_know_is_run_by_spark() -> None:
+    query = counted("SELECT COUNT(*) FROM orders", rows=None)
+    assert query.sql == "SELECT COUNT(*) AS `COUNT(*)` FROM `__replica_v12` AS `orders`"

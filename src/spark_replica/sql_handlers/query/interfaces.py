@@ -80,14 +80,25 @@ class RunningQuery(Protocol):
         ...
 
 
+class PinnedTables(Protocol):
+    """The replicated tables as one query reads them: at one recorded state."""
+
+    def view(self, ref: TableRef) -> str | None:
+        """The name to read ``ref`` under; None for an unknown table."""
+        ...
+
+    def row_count(self, ref: TableRef) -> int | None:
+        """The rows ``ref`` holds, where the engine knows them without reading the table;
+        None otherwise (and for an unknown table)."""
+        ...
+
+
 class QueryEngine(Protocol):
     """Runs users' SELECTs over the replicated tables (the Spark engine's ``SparkQueries``)."""
 
-    def run(
-        self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str
-    ) -> RunningQuery:
-        """Start the query ``build`` writes, given the name to read each table under, as job
-        ``tag``. Blocking; raises what ``build`` raises or the engine's error."""
+    def run(self, build: Callable[[PinnedTables], str], tag: str) -> RunningQuery:
+        """Start the query ``build`` writes, given the tables it reads, as job ``tag``.
+        Blocking; raises what ``build`` raises or the engine's error."""
         ...
 
     def cancel(self, tag: str) -> None:

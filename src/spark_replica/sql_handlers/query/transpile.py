@@ -135,6 +135,7 @@ from sqlglot.helper import seq_get
 
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.storage import TableRef
+from spark_replica.sql_handlers.query.bare_count import counted, counted_table
 from spark_replica.sql_handlers.query.first_row import first_rows_as_aggregates
 from spark_replica.sql_handlers.query.group_by import any_value_for_ungrouped
 from spark_replica.sql_handlers.query.group_concat import distinct_ordered
@@ -143,6 +144,8 @@ from spark_replica.sql_handlers.query.views import ViewLookup, expand_views
 
 #: ``resolve(ref)``: the Spark identifier to read for a replicated table, None if unknown.
 Resolver = Callable[[TableRef], str | None]
+#: A table's rows where the engine knows them without reading the table; None otherwise.
+RowCount = Callable[[TableRef], int | None]
 
 _TWO_TO_64 = 2**64
 _MAX_SPARK_LIMIT = 2**31 - 1
@@ -197,10 +200,13 @@ def to_spark_sql(
     resolve: Resolver,
     views: ViewLookup | None = None,
     functions: FunctionLookup | None = None,
+    count: RowCount | None = None,
 ) -> SparkQuery:
     """``expression`` (one MySQL SELECT/UNION/WITH query) as Spark SQL over the views;
     ``views`` gives the replicated views, whose references become their queries;
-    ``functions`` the stored functions kept, whose calls become joins (``routines``).
+    ``functions`` the stored functions kept, whose calls become joins (``routines``);
+    ``count`` the rows of a table where the engine knows them without a scan, which a bare
+    ``SELECT COUNT(*) FROM t`` returns (``bare_count``).
 
     Raises ``ReplicaError`` 1046 (a table without database and no current database), 1146
     (``resolve`` does not know a table), 1235 (a construct Spark cannot run), 1356 or 1462
@@ -219,6 +225,11 @@ def to_spark_sql(
     if inline_functions(tree, database or None, lookup):
         read_views()  # the views that the functions' bodies read
     tables = _replace_tables(tree, database or None, resolve)
+    if count is not None and len(tables) == 1 and counted_table(tree) is not None:
+        rows = count(tables[0])
+        if rows is not None:
+            assert isinstance(tree, exp.Select)
+            return SparkQuery(_generate(counted(tree, rows)), tables)
     any_value_for_ungrouped(tree)
     distinct_ordered(tree)
     first_rows_as_aggregates(tree)

@@ -107,6 +107,17 @@ def setup_tables(writer: Writer) -> None:
     writer.ddl("CREATE TABLE n (a INT, b VARCHAR(10))")
 
 
+def one_row_durable(spark: Any, place: Any) -> tuple[SparkEngine, Writer, DurableState]:
+    """An engine with the tables of ``setup_tables`` and one row of ``t``, flushed; its
+    writer and the recorded state."""
+    engine = start(spark, place)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.rows(T, [RowChange.insert((1, "a"))])
+    engine.flush()
+    return engine, writer, engine.durable_state()
+
+
 def test_a_restart_finds_exactly_what_was_flushed(spark: Any, place: Any) -> None:
     engine = start(spark, place)
     writer = Writer(engine)
@@ -284,6 +295,51 @@ def test_a_flush_failing_after_its_ddl_was_recorded_retries_only_the_rest(
         again.close()
 
 
+def test_a_snapshot_counts_a_table_with_deletion_vectors_from_its_metadata(
+    spark: Any, place: Any
+) -> None:
+    """Between compactions a table holds deletion vectors, and Spark scans it to count it;
+    a snapshot counts its rows from Iceberg's metadata instead (each data file's records
+    less its vector's), which a bare ``SELECT COUNT(*)`` returns (``bare_count``). A
+    table whose deletes are not deletion vectors (format 2's position delete files) is
+    not counted so: the query scans it."""
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(50)])
+        writer.rows(N, [RowChange.insert((1, "x")), RowChange.insert((1, "x")),
+                        RowChange.insert((2, "y"))])  # fmt: skip
+        engine.flush()
+        writer.rows(T, [RowChange.update((1, "v1"), (1, "one")), RowChange.delete((2, "v2")),
+                        RowChange.delete((3, "v3")), RowChange.insert((60, "new"))])  # fmt: skip
+        writer.rows(N, [RowChange.delete((1, "x"))])
+        engine.flush()
+        catalog = engine.iceberg
+        for ref in (T, N):
+            formats = engine.spark.sql(
+                f"SELECT file_format FROM {catalog.sql_name(ref)}.delete_files"
+            ).collect()
+            assert [row[0] for row in formats] == ["PUFFIN"]  # one vector, one data file
+        with engine.snapshot() as snapshot:
+            assert snapshot.row_count(T) == 49 == len(engine.rows(T))
+            assert snapshot.row_count(N) == 2 == len(engine.rows(N))
+            assert snapshot.row_count(TableRef("d", "missing")) is None
+        engine.compact(T)
+        with engine.snapshot() as snapshot:
+            assert snapshot.row_count(T) == 49
+        v2 = TableRef("d", "v2")
+        engine.spark.sql(
+            f"CREATE TABLE {catalog.sql_name(v2)} (id INT) USING iceberg TBLPROPERTIES "
+            "('format-version' = '2', 'write.delete.mode' = 'merge-on-read')"
+        )
+        engine.spark.sql(f"INSERT INTO {catalog.sql_name(v2)} VALUES (1), (2), (3)")
+        engine.spark.sql(f"DELETE FROM {catalog.sql_name(v2)} WHERE id = 2")
+        assert catalog.live_rows(v2, catalog.current_snapshot(v2)) is None
+    finally:
+        engine.close()
+
+
 def test_slices_cut_a_table_by_rows_into_views_of_about_the_size() -> None:
     data = pa.table({"id": list(range(1000)), "v": [f"{i:08d}" for i in range(1000)]})
     parts = slices(data, data.nbytes // 4)
@@ -368,12 +424,7 @@ def test_a_flush_failing_the_same_way_each_time_stops_flushing_with_its_error(
     (``on_failure``, which stops it), the table stays at its recorded snapshot, and the
     next start finds the last commit point (the relay log still holds the rest)."""
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
-    engine = start(spark, place)
-    writer = Writer(engine)
-    setup_tables(writer)
-    writer.rows(T, [RowChange.insert((1, "a"))])
-    engine.flush()
-    recorded = engine.durable_state()
+    engine, writer, recorded = one_row_durable(spark, place)
     failures: list[str] = []
     engine.on_failure(failures.append)
     calls: list[int] = []

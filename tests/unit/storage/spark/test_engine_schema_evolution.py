@@ -14,7 +14,13 @@ from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
 from spark_replica.applier_core.storage.spark.session import active
-from tests.unit.storage.spark.test_engine_durability import N, T, Writer, setup_tables
+from tests.unit.storage.spark.test_engine_durability import (
+    N,
+    T,
+    Writer,
+    one_row_durable,
+    setup_tables,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -112,12 +118,7 @@ def test_a_schema_change_without_its_commit_point_is_undone_at_start(
     """A crash after Iceberg took the new schema but before the commit point: the next
     start puts back the schema of the recorded snapshot, and the ALTER replayed from the
     relay log then applies on the table as it was."""
-    engine = start(spark, place)
-    writer = Writer(engine)
-    setup_tables(writer)
-    writer.rows(T, [RowChange.insert((1, "a"))])
-    engine.flush()
-    recorded = engine.durable_state()
+    engine, writer, recorded = one_row_durable(spark, place)
     engine.close()
 
     catalog: IcebergCatalog = engine.iceberg

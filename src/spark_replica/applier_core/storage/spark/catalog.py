@@ -29,6 +29,8 @@ from spark_replica.applier_core.storage.spark.types import quote_name, spark_col
 TABLE_ID = "replica.table-id"
 #: The operation of a snapshot that rewrites files without changing the rows.
 REPLACE = "replace"
+#: The file format of a deletion vector (a blob in a Puffin file).
+PUFFIN = "PUFFIN"
 #: Where dropped tables wait for the queries that still read them.
 DROPPED = "%replica_dropped"
 #: Properties of every table the engine creates: format v3, row changes merge-on-read as
@@ -259,6 +261,35 @@ class IcebergCatalog:
         found = self.load(namespace_name(ref.schema), ref.table).snapshot(snapshot)
         total = None if found is None else found.summary().get("total-records")
         return int(total) if total is not None and str(total).isdigit() else None
+
+    def live_rows(self, ref: TableRef, snapshot: int) -> int | None:
+        """The rows ``ref`` holds at ``snapshot`` as its metadata counts them: each data
+        file's records less those its deletion vector deletes (what a scan would count,
+        without reading a data file); None when a delete file is not a deletion vector
+        (equality deletes, format 2's position delete files: a file may be counted twice)."""
+        table = self.load(namespace_name(ref.schema), ref.table)
+        found = table.snapshot(snapshot)
+        if found is None:
+            return None
+        summary = found.summary()
+        if summary.get("total-delete-files") == "0":
+            total = summary.get("total-records")
+            return int(total) if total is not None and str(total).isdigit() else None
+        tasks = table.newScan().useSnapshot(snapshot).planFiles()
+        try:
+            rows, each = 0, tasks.iterator()
+            while each.hasNext():
+                task = each.next()
+                rows += int(task.file().recordCount())
+                deletes = task.deletes()
+                for index in range(deletes.size()):
+                    delete = deletes.get(index)
+                    if str(delete.format()) != PUFFIN:
+                        return None
+                    rows -= int(delete.recordCount())
+            return rows
+        finally:
+            tasks.close()
 
     def set_current_snapshot(self, namespace: str, table: str, snapshot: int) -> None:
         self.load(namespace, table).manageSnapshots().setCurrentSnapshot(snapshot).commit()

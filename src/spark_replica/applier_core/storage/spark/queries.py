@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.applier_core.storage.interface import EngineError, TableRef
+from spark_replica.applier_core.storage.interface import EngineError
 from spark_replica.applier_core.storage.spark.session import activate
 from spark_replica.applier_core.storage.spark.snapshots import Snapshot
 
@@ -135,16 +135,14 @@ class SparkQueries:
         self._lock = threading.Lock()
         self._cancelled: set[str] = set()
 
-    def run(
-        self, build: Callable[[Callable[[TableRef], str | None]], str], tag: str
-    ) -> QueryResult:
-        """Start the query ``build`` makes (given a table → view resolver) under job group
-        ``tag``. Raises what ``build`` raises, or Spark's error."""
+    def run(self, build: Callable[[Snapshot], str], tag: str) -> QueryResult:
+        """Start the query ``build`` makes (given the snapshot it reads: each table's view)
+        under job group ``tag``. Raises what ``build`` raises, or Spark's error."""
         self._turns.acquire()
         snapshot: Snapshot | None = None
         try:
             snapshot = self._snapshot()
-            sql = build(snapshot.view)
+            sql = build(snapshot)
             context = self._spark.sparkContext
 
             def prepare() -> None:

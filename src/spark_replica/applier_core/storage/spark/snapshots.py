@@ -39,6 +39,14 @@ class Snapshot:
             return None
         return self._registry._view(table)
 
+    def row_count(self, ref: TableRef) -> int | None:
+        """The rows ``ref`` holds at this snapshot as Iceberg's metadata counts them
+        (``IcebergCatalog.live_rows``); None where it cannot tell, or for an unknown table."""
+        table = self.state.tables.get(ref)
+        if table is None or not table.snapshot:
+            return None
+        return self._registry._row_count(table)
+
     def __enter__(self) -> Snapshot:
         return self
 
@@ -57,6 +65,8 @@ class SnapshotRegistry:
         self._state = state
         self._pins: Counter[int] = Counter()
         self._views: dict[tuple[int, int], str] = {}
+        #: Row counts by table version, as views (a version's count never changes).
+        self._counts: dict[tuple[int, int], int | None] = {}
         self._creating = threading.Lock()
 
     def publish(self, state: DurableState) -> None:
@@ -95,6 +105,16 @@ class SnapshotRegistry:
                     self._views[version] = name
         return name
 
+    def _row_count(self, table: StoredTable) -> int | None:
+        version = table.version
+        with self._lock:
+            if version in self._counts:
+                return self._counts[version]
+        rows = self._catalog.live_rows(table.ref, table.snapshot)
+        with self._lock:
+            self._counts[version] = rows
+        return rows
+
     def forget_unused_views(self) -> None:
         """Drop the views of table versions that are neither current nor pinned."""
         with self._lock:
@@ -107,6 +127,8 @@ class SnapshotRegistry:
             ]
             for version, _ in stale:
                 del self._views[version]
+            for version in [v for v in self._counts if v not in current and v[0] not in pinned]:
+                del self._counts[version]
         for _, name in stale:
             try:
                 self._spark.catalog.dropTempView(name)
