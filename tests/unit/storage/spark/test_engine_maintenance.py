@@ -142,3 +142,40 @@ def test_a_compaction_round_removes_old_orphan_files_only(spark: Any, place: Any
         assert sorted(tuple(r) for r in rows) == [(1, "a"), (2, "b")]
     finally:
         engine.close()
+
+
+@pytest.mark.spark
+def test_a_table_an_earlier_version_made_takes_the_table_properties_at_its_compaction(
+    spark: Any, place: Any
+) -> None:
+    """A table made before a property joined ``TABLE_PROPERTIES`` (here: manifests merged
+    at each commit, small row groups) gets it at its next compaction, without a snapshot of
+    its own; the format version stays as it was made."""
+    from spark_replica.applier_core.storage.spark.catalog import TABLE_PROPERTIES
+
+    root, store = place
+    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=2)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((1, "a"))])
+        engine.flush()
+        name = engine.iceberg.sql_name(T)
+        dropped = ("commit.manifest.min-count-to-merge", "write.parquet.row-group-size-bytes")
+        listed = ", ".join(f"'{key}'" for key in dropped)
+        engine.spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ({listed})")
+        ref = engine.durable_state().tables[T]
+        assert engine.iceberg.current_snapshot(T) == ref.snapshot  # metadata only
+        writer.rows(T, [RowChange.insert((2, "b"))])
+        engine.flush()  # the second flush since the table was made: a compaction round
+        properties = dict(
+            engine.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()  # type: ignore[arg-type]
+        )
+        assert {key: properties.get(key) for key in dropped} == {
+            key: TABLE_PROPERTIES[key] for key in dropped
+        }
+        assert properties["format-version"] == "3"
+        assert engine.iceberg.adopt_properties(T) == []  # nothing more to take
+        assert sorted(engine.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[type-var]
+    finally:
+        engine.close()

@@ -160,6 +160,22 @@ class IcebergCatalog:
         )
         self.empty_commit(ref)
 
+    def adopt_properties(self, ref: TableRef) -> list[str]:
+        """Give ``ref`` the values of ``TABLE_PROPERTIES`` it lacks (a table an earlier
+        version made), the format version left as it is (a change every reader would have
+        to follow); the names of the properties set. A commit of the table's metadata, not
+        of its rows: its snapshots stay."""
+        table = self.load(namespace_name(ref.schema), ref.table)
+        have = table.properties()
+        missing = {key: value for key, value in TABLE_PROPERTIES.items()
+                   if key != "format-version" and have.get(key) != value}  # fmt: skip
+        if missing:
+            update = table.updateProperties()
+            for key, value in missing.items():
+                update = update.set(key, value)
+            update.commit()
+        return sorted(missing)
+
     def empty_commit(self, ref: TableRef) -> None:
         """A new snapshot with the same rows (and the current schema, which a read ``VERSION
         AS OF`` it then uses)."""

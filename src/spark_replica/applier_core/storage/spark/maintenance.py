@@ -190,7 +190,11 @@ class Maintenance:
 
     def compact(self, table: StoredTable) -> None:
         """Rewrite ``table``'s small data and delete files into few (sorted by its primary
-        key when it has one)."""
+        key when it has one); a table an earlier version made takes the engine's table
+        properties first (``IcebergCatalog.adopt_properties``)."""
+        adopted = self.catalog.adopt_properties(table.ref)
+        if adopted:
+            logger.info("%s takes the table properties %s", table.ref, ", ".join(adopted))
         name = self._literal(table.ref)
         procedures = f"{self.catalog.name}.system"
         self.spark.sql(f"CALL {procedures}.rewrite_data_files(table => '{name}', "
