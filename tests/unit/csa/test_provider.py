@@ -497,3 +497,51 @@ def test_a_file_a_stopped_run_left_unapplied_survives_a_restart_stopped_inside_i
             trx.finish()
     assert gnos == [1, 2, 3]
     assert builder.files() == [builder.files()[-1]]  # then the applied file is purged
+
+
+def test_a_run_starting_in_a_file_that_opens_with_a_transactions_end_skips_that_end(
+    builder: RelayBuilder,
+) -> None:
+    """A relay log file rotates by size inside a transaction (max_relay_log_size, as MySQL's
+    may); once that transaction is durable the file holding its start is purged, and the
+    file left opens with the rest of it. The next run (START REPLICA, a restart) reads from
+    that file: the rest of a transaction applied already is skipped up to the next GTID,
+    not refused with 13121 "Unexpected event" (found with STOP and START REPLICA after a
+    50M-row load; WL10500.PURGE.1)."""
+    builder.append(*transaction(1, [1]))
+    builder.append(gtid(2), query("BEGIN"), ITEMS, rows([2]))  # transaction 2 begins
+    builder.rotate()  # past max_relay_log_size
+    builder.append(rows([3]), xid(2), *transaction(3, [4]))
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        taken = _take_all(provider, 3)
+        assert [row_ids(drain(trx)) for trx in taken] == [[1], [2, 3], [4]]
+        for trx in taken[:2]:
+            trx.finish()  # transaction 3 is not applied when the run stops
+    assert len(builder.files()) == 1  # the file with transaction 2's start is purged
+    builder.relay.tracker.reset_failures()
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        (again,) = _take_all(provider, 1)
+        assert again.gtid.gno == 3 and row_ids(drain(again)) == [4]
+        again.finish()
+
+
+def test_only_one_transactions_end_is_skipped_at_the_start_of_a_later_file(
+    builder: RelayBuilder,
+) -> None:
+    """What a run skips at the start of a later file ends with the first transaction's end:
+    a stream without GTIDs is still refused at its next transaction."""
+    builder.append(*transaction(1, [1]))
+    builder.rotate()
+    builder.append(rows([2]), xid(2), query("BEGIN"), ITEMS, rows([3]), xid(3))
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        one = provider.next(WAIT)
+        assert one is not None and one.gtid.gno == 1
+        drain(one)
+        one.finish()
+        with pytest.raises(ReplicaError, match="applier reader: WRITE_ROWS"):
+            provider.next(WAIT)  # read on: the events after transaction 1 have no GTID
+    assert len(builder.files()) == 1  # the first file is purged
+    builder.relay.tracker.reset_failures()
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        with pytest.raises(ReplicaError, match="applier reader: QUERY"):
+            provider.next(WAIT)  # the end of "transaction 2" skipped; BEGIN has no GTID

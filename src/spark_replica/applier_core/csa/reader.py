@@ -15,6 +15,7 @@ that ``XA END`` and an XA_prepare event (or an ``XA PREPARE`` Query) close; ``XA
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import zlib
@@ -31,6 +32,7 @@ from spark_replica.applier_core.binlog.relaylog import (
     RelayLog,
     RelayLogReader,
 )
+from spark_replica.applier_core.binlog.relaylog.index import split_numbered
 from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.csa import boundaries as kinds
@@ -48,6 +50,8 @@ from spark_replica.applier_core.csa.holds import FileHolds, purge_quietly
 from spark_replica.applier_core.csa.resources import EVENT_MEMORY, ResourceMonitor
 from spark_replica.applier_core.csa.streaming import CACHE_THRESHOLD, Item, StreamContext
 from spark_replica.applier_core.errors import ReplicaError
+
+logger = logging.getLogger(__name__)
 
 WAIT_SLICE = 0.05
 """Seconds a reader waits for new relay log events before it checks for a stop request."""
@@ -130,6 +134,16 @@ class TransactionReader:
         self._source_file = ""  # the source binary log a source's Rotate event named last
         self._error: ReplicaError | None = None
         self._closed = False
+        # Read from the start of a file that is not the relay log's first (not from a
+        # position a run recorded), the first events may be the end of a transaction whose
+        # start was in a file purged since: applied and durable (files are purged only
+        # then), so they are skipped, up to that transaction's end.
+        first = start[0] if start is not None else next(iter(relay_log.files()), "")
+        numbered = split_numbered(first)
+        self._tail = (start is None or start[1] <= len(MAGIC)) and (
+            numbered is not None and numbered[1] > 1
+        )
+        self._tail_events = 0
         # Events taken from the relay log reader but not handled yet, and the next one's index.
         self._ahead: list[RelayEvent] = []
         self._ahead_at = 0
@@ -290,6 +304,8 @@ class TransactionReader:
                                   position=relay.start)  # fmt: skip
             self._add(trx, relay, len(relay.data), None)  # the whole compressed body
             self._complete(relay)
+        elif trx is None and self._tail and (_BODY <= kind <= _PAYLOAD or kind == _QUERY):
+            self._skip_tail(relay, kind)
         elif _BODY <= kind <= _PAYLOAD:
             raise self._unexpected(relay)  # outside a transaction, or a payload after BEGIN
         elif kind == _QUERY:
@@ -300,6 +316,7 @@ class TransactionReader:
                 raise self._unexpected(relay)
             if trx is not None:
                 self._cut(by_stop=False)
+            self._end_tail(relay)
             return self._open(relay, gtid)
         elif kind == kinds.FDE:
             self._format_description(relay)
@@ -310,6 +327,25 @@ class TransactionReader:
         elif self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:  # skipped: checked
             raise BinlogError("event checksum mismatch", file=relay.file, position=relay.start)
         return None
+
+    def _skip_tail(self, relay: RelayEvent, kind: int) -> None:
+        """``relay`` belongs to the end of a transaction applied before (``_tail``); the
+        tail ends with that transaction's end (Xid, XA_prepare, COMMIT or ROLLBACK)."""
+        if self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:
+            raise BinlogError("event checksum mismatch", file=relay.file, position=relay.start)
+        self._tail_events += 1
+        if kind != _BODY:
+            query = self._decode(relay) if kind == _QUERY else None
+            if not isinstance(query, Query) or query.is_commit:
+                self._end_tail(relay)
+
+    def _end_tail(self, relay: RelayEvent) -> None:
+        """No later event can belong to a transaction applied before."""
+        if self._tail and self._tail_events:
+            logger.info("channel '%s': %d events at the start of relay log file %s skipped: "
+                        "the end of a transaction applied before, whose start was purged",
+                        self._channel, self._tail_events, relay.file)  # fmt: skip
+        self._tail = False
 
     def _query(self, relay: RelayEvent) -> None:
         trx = self._active
