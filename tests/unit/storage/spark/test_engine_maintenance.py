@@ -115,17 +115,25 @@ def test_a_write_keeps_losing_or_fails_otherwise_and_the_flush_fails(
     assert len(other.ran) == 1
 
 
+def one_row_compacted_at_the_next_flush(spark: Any, place: Any) -> tuple[SparkEngine, Writer]:
+    """An engine that compacts a table at its second flush, with the tables of
+    ``setup_tables`` and one row of ``t`` flushed; its writer."""
+    root, store = place
+    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=2)
+    writer = Writer(engine)
+    setup_tables(writer)
+    writer.rows(T, [RowChange.insert((1, "a"))])
+    engine.flush()
+    return engine, writer
+
+
 @pytest.mark.spark
 def test_a_compaction_round_removes_old_orphan_files_only(spark: Any, place: Any) -> None:
     """Files under a table's location that no snapshot names (a failed write's) go once
     older than ``orphan_age``; a younger one stays (a write in progress may own it)."""
-    root, store = place
-    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=2)
+    root, _ = place
+    engine, writer = one_row_compacted_at_the_next_flush(spark, place)
     try:
-        writer = Writer(engine)
-        setup_tables(writer)
-        writer.rows(T, [RowChange.insert((1, "a"))])
-        engine.flush()
         data = Path(root) / f"t{engine.durable_state().tables[T].id}" / "data"
         data.mkdir(parents=True, exist_ok=True)
         old, young = data / "orphan-old.parquet", data / "orphan-young.parquet"
@@ -153,13 +161,8 @@ def test_a_table_an_earlier_version_made_takes_the_table_properties_at_its_compa
     its own; the format version stays as it was made."""
     from spark_replica.applier_core.storage.spark.catalog import TABLE_PROPERTIES
 
-    root, store = place
-    engine = SparkEngine(spark, root, store, flush_interval=0.05, compact_after=2)
+    engine, writer = one_row_compacted_at_the_next_flush(spark, place)
     try:
-        writer = Writer(engine)
-        setup_tables(writer)
-        writer.rows(T, [RowChange.insert((1, "a"))])
-        engine.flush()
         name = engine.iceberg.sql_name(T)
         dropped = ("commit.manifest.min-count-to-merge", "write.parquet.row-group-size-bytes")
         listed = ", ".join(f"'{key}'" for key in dropped)
