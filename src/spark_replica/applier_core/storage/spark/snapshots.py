@@ -11,6 +11,7 @@ released.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 
@@ -18,6 +19,8 @@ from spark_replica.applier_core.storage.interface import TableRef
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
 from spark_replica.applier_core.storage.spark.types import quote_name, spark_type
+
+logger = logging.getLogger(__name__)
 
 #: Spark types Iceberg keeps as a wider one (``int``): the views cast them back, so queries
 #: see the column types the engine defines.
@@ -110,7 +113,11 @@ class SnapshotRegistry:
         with self._lock:
             if version in self._counts:
                 return self._counts[version]
-        rows = self._catalog.live_rows(table.ref, table.snapshot)
+        try:
+            rows = self._catalog.live_rows(table.ref, table.snapshot)
+        except Exception:  # the metadata cannot be read now: the query counts by a scan
+            logger.warning("could not count %s from its metadata", table.ref, exc_info=True)
+            return None
         with self._lock:
             self._counts[version] = rows
         return rows
