@@ -10,6 +10,7 @@ import asyncio
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -84,10 +85,12 @@ class ReplicaServer:
         settings.set_internal("relay_log_space_limit", self.config.relay_log_space_limit)
         if "server_uuid" not in persisted:
             store.save_variables({"server_uuid": settings.get_str("server_uuid")})
+        started = time.perf_counter()
         components = self._components
         if callable(components):
             components = components(self.config, store)
         self.components = components or Components()
+        engine_opened = time.perf_counter()
         engine = self.components.engine
         stored = GtidSet.from_intervals(store.load_gtid_executed())
         settings.set_internal("gtid_executed", stored.format())
@@ -102,6 +105,12 @@ class ReplicaServer:
         )
         service = ReplicationService(manager, store, settings)
         service.load()
+        channels_loaded = time.perf_counter()
+        logger.info(
+            "opened: storage engine in %.1f s, channels (relay logs read back) in %.1f s",
+            engine_opened - started,
+            channels_loaded - engine_opened,
+        )
         generated = provision_users(store, self.config)
         if generated is not None:
             self._announce(
