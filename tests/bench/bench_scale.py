@@ -51,7 +51,12 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_scale.py [--rows 1000000,5000000]
         [--transactions 20000] [--tables 1] [--lookups 200] [--json PATH] [--quick]
-        [--keep DIR] [--config FILE]
+        [--keep DIR] [--config FILE] [--source builtin|mariadb] [--mariadb DIR]
+
+50M rows from MariaDB, as ``docs/benchmarks.md`` ran it (about 50 GB of disk)::
+
+    .venv/bin/python tests/bench/bench_scale.py --source mariadb --rows 50000000 \
+        --config docs/benchmarks/relay-2g.toml --lookups 100
 """
 
 from __future__ import annotations
