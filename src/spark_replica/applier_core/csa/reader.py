@@ -316,7 +316,8 @@ class TransactionReader:
                 raise self._unexpected(relay)
             if trx is not None:
                 self._cut(by_stop=False)
-            self._end_tail(relay)
+            if self._tail:
+                self._end_tail(relay)
             return self._open(relay, gtid)
         elif kind == kinds.FDE:
             self._format_description(relay)
@@ -341,7 +342,7 @@ class TransactionReader:
 
     def _end_tail(self, relay: RelayEvent) -> None:
         """No later event can belong to a transaction applied before."""
-        if self._tail and self._tail_events:
+        if self._tail_events:
             logger.info("channel '%s': %d events at the start of relay log file %s skipped: "
                         "the end of a transaction applied before, whose start was purged",
                         self._channel, self._tail_events, relay.file)  # fmt: skip
