@@ -21,6 +21,7 @@ from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, ServerConfig, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
+from spark_replica.server.native_memory import limit_malloc_arenas
 from spark_replica.server.source import cli as source_args
 from spark_replica.server.spark_start import spark_started_early
 
@@ -43,6 +44,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
+    limit_malloc_arenas()  # before the server's threads start
     try:
         with data_dir_lock(config.data_dir), spark_started_early(config):
             return _run_server(config)
