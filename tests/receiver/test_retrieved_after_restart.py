@@ -4,7 +4,10 @@ receiver then asks the source only for what it has not received: nothing comes t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.file import read_raw_events
@@ -32,9 +35,13 @@ def _gtid_events(data_dir: Path) -> int:
     )
 
 
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "read-back"])
 def test_retrieved_gtid_set_survives_a_restart_and_nothing_is_received_twice(
-    tmp_path: Path,
+    tmp_path: Path, sealed: bool
 ) -> None:
+    """Sealed: the receiver stopped cleanly and sealed its relay log (relaylog/seal.py),
+    the set comes from the seal. Read back: without the seal (as after a crash), from
+    the files."""
     data = tmp_path / "data"
     engine = InMemoryEngine()
     with running_source(tmp_path / "source", SPEC) as source:
@@ -53,6 +60,10 @@ def test_retrieved_gtid_set_survives_a_restart_and_nothing_is_received_twice(
             cursor.execute(f"STOP REPLICA IO_THREAD FOR CHANNEL '{CHANNEL}'")
         received = _gtid_events(data)
         assert received == len(source.transactions)
+        seal = relay_log_directory(data, CHANNEL) / f"relay-bin-{CHANNEL}.seal"
+        assert GtidSet.parse(json.loads(seal.read_text())["retrieved"]) == every
+        if not sealed:
+            seal.unlink()
         assert len(list(relay_log_directory(data, CHANNEL).glob("*.[0-9]*"))) > 10
 
         with (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ def _replica(tmp_path: Path, spec: WorkloadSpec = SPEC, **kw: object) -> tuple[R
 def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
     replica, count = _replica(tmp_path, workers=3)
     try:
+        began = time.perf_counter_ns()
         replica.start()
         names = {t.name for t in threading.enumerate()}
         assert {f"csa-c1-worker-{n}" for n in range(3)} <= names
@@ -39,6 +41,7 @@ def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
         rows = replica.status.snapshot().workers
         assert [w.worker_id for w in rows] == [1, 2, 3] and all(w.thread_id for w in rows)
         replica.stop()
+        elapsed = time.perf_counter_ns() - began
         rows = replica.status.snapshot().workers
         assert [w.thread_id for w in rows] == [None, None, None]  # rows kept after STOP
         assert sum(w.metrics["transactions_committed"] for w in rows) == count
@@ -46,7 +49,8 @@ def test_t35_start_runs_the_workers_and_a_scheduler(tmp_path: Path) -> None:
         assert metrics["transactions_committed"] == count
         assert metrics["events_applied"] > 3 * count and metrics["time_applying_ns"] > 0
         assert metrics["dependency_window_width"] >= 1 and metrics["transactions_ongoing"] == 0
-        assert 0 < metrics["time_scheduling_ns"] < metrics["time_applying_ns"]  # OBS.STAT.SCHED
+        # OBS.STAT.SCHED: one scheduler thread's time, within the run
+        assert 0 < metrics["time_scheduling_ns"] <= elapsed
         applied = {w.last_applied.gtid for w in rows} - {""}  # a worker may have had no job
         assert applied and applied <= {f"{SPEC.server_uuid}:{n}" for n in range(1, count + 1)}
     finally:

@@ -131,3 +131,92 @@ def test_relay_logs_without_previous_gtids_are_read_from_their_first_file(
 def test_an_empty_relay_log_retrieved_nothing(tmp_path: Path) -> None:
     relay = Relay(tmp_path)
     assert relay.retrieved() == GtidSet()
+
+
+# -- a relay log sealed by its receiver (relaylog/seal.py) ------------------------------------
+
+
+def _sealed_and_reopened(relay: Relay) -> RelayLog:
+    """Stop as the receiver does (writer closed, the relay log sealed with what it received
+    whole), then open the relay log as the next server start does."""
+    relay.writer.close()
+    assert relay.log.seal(relay.received.format(","))
+    relay.log.close()
+    log = RelayLog.for_channel(relay.datadir, CHANNEL)
+    log.open()
+    return log
+
+
+def test_a_sealed_relay_log_gives_its_set_without_being_read_back(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    for gno in range(1, 4):
+        relay.whole(gno)
+    relay.write(*transaction(4)[:-1])  # cut: the receiver stopped inside it
+    last = relay.log.path(relay.log.files()[-1])
+    size = last.stat().st_size
+    log = _sealed_and_reopened(relay)
+    assert log.sealed_retrieved is not None
+    assert retrieved_gtids(log) == _set(1, 2, 3)
+    assert log.end_coordinate() is not None and log.end_coordinate().offset == size
+    log.close()
+    # Not read: the bytes after the file's header overwritten (same length), the set stands.
+    with last.open("r+b") as file:
+        file.seek(200)
+        file.write(b"\xff" * (size - 200))
+    log = RelayLog.for_channel(tmp_path, CHANNEL)
+    log.open()
+    assert retrieved_gtids(log) == _set(1, 2, 3)
+    log.close()
+
+
+def test_a_writer_removes_the_seal_before_it_appends(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    relay.whole(1)
+    log = _sealed_and_reopened(relay)
+    assert log.seal_path.exists()
+    again = RelayLogWriter(log, make_header=relay._header, make_rotate=relay._rotate)
+    again.open()
+    assert not log.seal_path.exists()
+    assert log.sealed_retrieved is None
+    relay.log, relay.writer = log, again
+    relay.whole(2)
+    relay.write(*transaction(3)[:-1])
+    again.fsync()  # then a crash: no seal, the files are read back
+    assert relay.retrieved() == _set(1, 2)
+
+
+def test_a_seal_naming_another_length_or_file_is_not_used(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    relay.whole(1)
+    relay.writer.close()
+    assert relay.log.seal(relay.received.format(","))
+    sealed = relay.log.seal_path.read_bytes()
+    relay.log.close()
+    # Appended to after the seal (as by a writer whose removal of the seal was lost).
+    log = RelayLog.for_channel(tmp_path, CHANNEL)
+    log.open()
+    writer = RelayLogWriter(log, make_header=relay._header, make_rotate=relay._rotate)
+    relay.log, relay.writer = log, writer
+    writer.open()
+    relay.whole(2)
+    relay.writer.rotate()
+    relay.whole(3)
+    writer.close()
+    log.seal_path.write_bytes(sealed)  # names the first file at its former length
+    log.close()
+    log = RelayLog.for_channel(tmp_path, CHANNEL)
+    log.open()
+    assert log.sealed_retrieved is None
+    assert retrieved_gtids(log) == _set(1, 2, 3)
+    log.close()
+
+
+def test_reset_replica_removes_the_seal(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    relay.whole(1)
+    log = _sealed_and_reopened(relay)
+    log.remove_all()
+    assert not log.seal_path.exists()
+    assert log.sealed_retrieved is None
+    assert retrieved_gtids(log) == GtidSet()
+    log.close()

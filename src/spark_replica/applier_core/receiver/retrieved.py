@@ -6,7 +6,8 @@ start the set is rebuilt as MySQL rebuilds it: the Previous_gtids of the last fi
 one, plus every transaction written whole from there to the end of the relay log, reading
 from an earlier file when that one starts inside a transaction (files rotate at a size, not
 at a transaction's end). A transaction the relay log holds only in part is not received: the
-next dump asks for it again.
+next dump asks for it again. A relay log its receiver sealed when it stopped, unchanged
+since, is not read: the seal holds the set.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def retrieved_gtids(relay_log: RelayLog) -> GtidSet:
         BinlogError: a file cannot be read or holds a corrupt event.
         OSError: a file cannot be read.
     """
+    sealed = relay_log.sealed_retrieved
+    if sealed is not None:  # as the receiver left it when it stopped (relaylog/seal.py)
+        return GtidSet.parse(sealed)
     paths = [relay_log.path(entry.name) for entry in relay_log.index.entries()]
     received, first = GtidSet(), 0
     for number in range(len(paths) - 1, -1, -1):

@@ -206,11 +206,21 @@ class Receiver:
         finally:
             self._drop_client()
             writer.close()
+            self._seal()
             self._report_position(durable=True)
         if error is not None:
             logger.error("Replica I/O for channel '%s': %s", self.name, error.message)
         if not self._stop.is_set() or error is not None:
             self.context.exited(error)
+
+    def _seal(self) -> None:
+        """Seal the relay log with the transactions received whole, so the next server
+        start need not read it back (``relaylog/seal.py``)."""
+        try:
+            self.relay_log.seal(self.received.format(","))
+        except OSError:
+            logger.warning("channel %r: the relay log could not be sealed; the next start "
+                           "reads it back", self.name, exc_info=True)  # fmt: skip
 
     def _wait_for_space(self, exc: OSError, writer: RelayLogWriter) -> bool:
         """The relay log's disk is full: show the error, leave the source, and look again

@@ -4,7 +4,8 @@
 thread), any number of readers (``RelayLogReader``) and the applier, which subscribes files,
 marks them applied and purges. Opening it recovers the relay log after a crash: the index is
 reconciled with the directory (``index.py``) and a partial or corrupt event at the end of the
-last file is cut away (``framing.scan_tail``), so readers never meet it.
+last file is cut away (``framing.scan_tail``), so readers never meet it, unless the
+receiver sealed the relay log when it stopped and nothing changed it since (``seal.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ from spark_replica.applier_core.binlog.relaylog.position import (
     RelayCoordinate,
 )
 from spark_replica.applier_core.binlog.relaylog.purge import PurgeTracker, Subscription
+from spark_replica.applier_core.binlog.relaylog.seal import (
+    Seal,
+    read_seal,
+    remove_seal,
+    seal_path,
+    write_seal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +93,10 @@ class RelayLog:
         self._state = RelayLogState.CLOSED
         self._writer_attached = False
         self._tail: ActiveTail | None = None
+        self.seal_path = seal_path(directory, base_name)
+        #: The received GTID set of the seal the relay log was opened with; None without
+        #: one, or once a writer attached (guarded by _lock).
+        self._sealed: str | None = None
 
     @classmethod
     def for_channel(
@@ -136,26 +148,71 @@ class RelayLog:
         reconciliation = self.index.load()
         entries = self.index.entries()
         repair = None
+        sealed = None
+        tail = None
+        end = LogPosition(self.index.next_ordinal, 0)
         if entries:
             last = entries[-1]
-            fd = os.open(self.index.path(last.name), os.O_RDWR)
-            try:
-                scan = scan_tail(fd, last.name)
-            finally:
-                os.close(fd)
-            repair = scan.repair
-            tail: ActiveTail | None = ActiveTail(last.ordinal, scan.end, scan.last_type)
-            end = LogPosition(last.ordinal, scan.end)
-        else:
-            tail = None
-            end = LogPosition(self.index.next_ordinal, 0)
+            seal = self._matching_seal(last.name)
+            if seal is not None:
+                sealed = seal.retrieved
+                tail = ActiveTail(last.ordinal, seal.end, seal.last_type)
+            else:
+                fd = os.open(self.index.path(last.name), os.O_RDWR)
+                try:
+                    scan = scan_tail(fd, last.name)
+                finally:
+                    os.close(fd)
+                repair = scan.repair
+                tail = ActiveTail(last.ordinal, scan.end, scan.last_type)
+            end = LogPosition(last.ordinal, tail.end)
         self.end.publish(end)
         self.end.reopen()
         self.space.load((entry.name, self._size(entry.name)) for entry in entries)
         with self._lock:
             self._tail = tail
+            self._sealed = sealed
             self._state = RelayLogState.OPEN
         return Recovery(reconciliation, repair)
+
+    def _matching_seal(self, last: str) -> Seal | None:
+        """The seal, if it names ``last`` at its present length (see ``seal.py``)."""
+        seal = read_seal(self.seal_path)
+        if seal is None or seal.file != last or self._size(last) != seal.end:
+            return None
+        return seal
+
+    @property
+    def sealed_retrieved(self) -> str | None:
+        """The received GTID set the receiver sealed the relay log with, while nothing has
+        written to it since it was opened; None otherwise (read the files back)."""
+        with self._lock:
+            return self._sealed
+
+    def seal(self, retrieved: str) -> bool:
+        """The receiver stopped cleanly, its writer closed, holding ``retrieved`` whole:
+        record it with the last file's end for the next open. Returns whether it did (not
+        while a writer is attached, nor when the file is not as the writer published it).
+
+        Raises:
+            OSError: the seal cannot be written.
+        """
+        with self._lock:
+            if self._state is not RelayLogState.OPEN or self._writer_attached:
+                return False
+            tail = self._tail
+        entry = self.index.get(tail.ordinal) if tail is not None else None
+        if tail is None or entry is None or self._size(entry.name) != tail.end:
+            return False
+        fd = os.open(self.index.path(entry.name), os.O_RDONLY)
+        try:
+            os.fsync(fd)  # the seal is durable only after what it describes
+        finally:
+            os.close(fd)
+        write_seal(self.seal_path, Seal(entry.name, tail.end, tail.last_type, retrieved))
+        with self._lock:
+            self._sealed = retrieved
+        return True
 
     def close(self) -> None:
         """Mark the relay log closed and wake every waiting reader. Idempotent.
@@ -252,6 +309,8 @@ class RelayLog:
                 raise BinlogError("relay log is being written; stop the receiver first")
             self.tracker.reset()
             self._tail = None
+            self._sealed = None
+        remove_seal(self.seal_path)
         removed = [entry.name for entry in self.index.clear()]
         self.space.load(())
         self.end.publish(LogPosition(self.index.next_ordinal, 0))
@@ -267,7 +326,14 @@ class RelayLog:
             if self._writer_attached:
                 raise RuntimeError("relay log already has an open writer")
             self._writer_attached = True
-            return self._tail
+            self._sealed = None
+            tail = self._tail
+        try:
+            remove_seal(self.seal_path)  # before the writer changes anything
+        except BaseException:
+            self._detach_writer(tail)
+            raise
+        return tail
 
     def _detach_writer(self, tail: ActiveTail | None) -> None:
         with self._lock:
