@@ -325,9 +325,21 @@ def test_a_snapshot_counts_a_table_with_deletion_vectors_from_its_metadata(
             assert snapshot.row_count(T) == 49 == len(engine.rows(T))
             assert snapshot.row_count(N) == 2 == len(engine.rows(N))
             assert snapshot.row_count(TableRef("d", "missing")) is None
+        # More deletes in the same data files: each vector replaced by a larger one (the
+        # metadata's total of deleted positions drops the replaced vector's).
+        writer.rows(T, [RowChange.delete((i, f"v{i}")) for i in range(10, 20)])
+        writer.rows(N, [RowChange.delete((2, "y"))])
+        engine.flush()
+        with engine.snapshot() as snapshot:
+            assert snapshot.row_count(T) == 39 == len(engine.rows(T))
+            assert snapshot.row_count(N) == 1 == len(engine.rows(N))
         engine.compact(T)
         with engine.snapshot() as snapshot:
-            assert snapshot.row_count(T) == 49
+            assert snapshot.row_count(T) == 39
+        writer.rows(T, [RowChange.delete((20, "v20"))])  # a vector after the compaction
+        engine.flush()
+        with engine.snapshot() as snapshot:
+            assert snapshot.row_count(T) == 38 == len(engine.rows(T))
         v2 = TableRef("d", "v2")
         engine.spark.sql(
             f"CREATE TABLE {catalog.sql_name(v2)} (id INT) USING iceberg TBLPROPERTIES "

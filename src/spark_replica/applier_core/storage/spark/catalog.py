@@ -275,8 +275,7 @@ class IcebergCatalog:
         """About how many rows ``ref`` holds at ``snapshot`` (its summary's data records,
         deleted ones included); None when the summary does not say."""
         found = self.load(namespace_name(ref.schema), ref.table).snapshot(snapshot)
-        total = None if found is None else found.summary().get("total-records")
-        return int(total) if total is not None and str(total).isdigit() else None
+        return None if found is None else _count(found.summary(), "total-records")
 
     def live_rows(self, ref: TableRef, snapshot: int) -> int | None:
         """The rows ``ref`` holds at ``snapshot`` as its metadata counts them: each data
@@ -288,9 +287,16 @@ class IcebergCatalog:
         if found is None:
             return None
         summary = found.summary()
+        records = _count(summary, "total-records")
         if summary.get("total-delete-files") == "0":
-            total = summary.get("total-records")
-            return int(total) if total is not None and str(total).isdigit() else None
+            return records
+        # Format 3 deletes rows by position only with deletion vectors, one per data file at
+        # most, each counting the rows it deletes: the summary's total is exact then.
+        deleted = _count(summary, "total-position-deletes")
+        if (records is not None and deleted is not None and _count(summary,
+                "total-equality-deletes") == 0 and int(table.operations().current()
+                .formatVersion()) >= 3):  # fmt: skip
+            return records - deleted
         tasks = table.newScan().useSnapshot(snapshot).planFiles()
         try:
             rows, each = 0, tasks.iterator()
@@ -334,3 +340,9 @@ def snapshot_id(table: Any) -> int:
     if current is None:
         raise RuntimeError(f"Iceberg table {table.name()} has no snapshot")
     return int(current.snapshotId())
+
+
+def _count(summary: Any, key: str) -> int | None:
+    """A snapshot summary's count ``key``; None when it does not say."""
+    value = summary.get(key)
+    return int(value) if value is not None and str(value).isdigit() else None
