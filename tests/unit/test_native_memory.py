@@ -64,3 +64,39 @@ def test_the_server_process_allocates_from_two_arenas_whatever_its_threads() -> 
 
 def test_an_operators_malloc_arena_max_is_left_as_it_is() -> None:
     assert _arenas("limit", MALLOC_ARENA_MAX="3") == ("False", 3)
+
+
+_TRIM_PROGRAM = textwrap.dedent(
+    """
+    import ctypes, ctypes.util
+    from spark_replica.server.native_memory import trim_heap
+
+    def resident() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * 4096
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = (ctypes.c_size_t,)
+    libc.free.argtypes = (ctypes.c_void_p,)
+    blocks = [libc.malloc(2048) for _ in range(100_000)]  # about 200 MB, below the top
+    for block in blocks:
+        ctypes.memset(block, 1, 2048)
+    keep = blocks[-1]  # the arena's top stays in use: free() alone returns nothing
+    for block in blocks[:-1]:
+        libc.free(block)
+    before = resident()
+    released = trim_heap()
+    print(released, before - resident())
+    """
+)
+
+
+def test_trimming_gives_freed_pages_below_the_heaps_top_back() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _TRIM_PROGRAM],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    released, returned = done.stdout.split()
+    assert released == "True"
+    assert int(returned) > 150 * 2**20

@@ -21,7 +21,7 @@ from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, ServerConfig, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
-from spark_replica.server.native_memory import limit_malloc_arenas
+from spark_replica.server.native_memory import limit_malloc_arenas, trim_periodically
 from spark_replica.server.source import cli as source_args
 from spark_replica.server.spark_start import spark_started_early
 
@@ -70,8 +70,9 @@ def _run_server(config: ServerConfig) -> int:
         serving = asyncio.create_task(server.serve_forever())
         stopping = asyncio.create_task(stop.wait())
         failing = asyncio.create_task(server.wait_failed())
+        trimming = asyncio.create_task(trim_periodically())
         await asyncio.wait((stopping, failing), return_when=asyncio.FIRST_COMPLETED)
-        for task in (serving, stopping, failing):
+        for task in (serving, stopping, failing, trimming):
             task.cancel()
         await server.close()
         if server.failure is not None:
