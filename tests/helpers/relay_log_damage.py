@@ -27,6 +27,7 @@ from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
 from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogReader
+from spark_replica.applier_core.binlog.relaylog.seal import read_seal
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 
 _LENGTH = slice(9, 13)
@@ -152,11 +153,23 @@ def cut_at_open(data: bytes) -> int | None:
     return None
 
 
+def sealed_as_found(layout: Layout, file: str) -> bool:
+    """Whether the relay log's seal names ``file`` at its present length: opening the relay
+    log then trusts the file as its receiver left it and cuts nothing (relaylog/seal.py)."""
+    found = [seal for path in layout.directory.glob("*.seal")
+             if (seal := read_seal(path)) is not None]  # fmt: skip
+    size = layout.path(file).stat().st_size
+    return any(seal.file == file and seal.end == size for seal in found)
+
+
 def expected(layout: Layout, damage: Damage) -> Expected:
-    """What the replica must do with ``damage`` done to ``layout``'s files (read before)."""
+    """What the replica must do with ``damage`` done to ``layout``'s files (read before).
+    Damage the opening cuts away (a partial or corrupt tail of the last file, unless the
+    relay log is sealed at that file's length) is fetched again; any other stops the
+    applier before the first damaged transaction."""
     if damage.unopenable:
         return Expected(recovered=False, applied=0, unopenable=True)
-    if damage.file == layout.files[-1]:
+    if damage.file == layout.files[-1] and not sealed_as_found(layout, damage.file):
         cut = cut_at_open(layout.path(damage.file).read_bytes())
         if cut is not None and cut <= damage.offset:
             return Expected(recovered=True, applied=0)

@@ -2,11 +2,13 @@
 built-in source, the replica server is stopped, its relay log is damaged on disk (flipped
 bytes in an event's header or body, a file cut inside an event, bytes removed from the
 middle of a file, garbage appended, a zeroed block, two events swapped, a listed file
-deleted), and the server is started again with START REPLICA, with either applier.
+deleted), and the server is started again with START REPLICA, with either applier; with
+the seal its receiver left at its clean stop, or without it (as after a crash).
 
 The replica must never apply a damaged transaction. Damage that opening the relay log cuts
-away (a partial or corrupt tail of the last file, what a crash mid-write leaves) is fetched
-again from the source and replication goes on. Any other damage stops the applier with
+away (a partial or corrupt tail of the last file, what a crash mid-write leaves; not when
+the seal names the last file at its present length) is fetched again from the source and
+replication goes on. Any other damage stops the applier with
 ER_REPLICA_RELAY_LOG_READ_FAILURE (13121) in SHOW REPLICA STATUS and performance_schema
 (DES.TS.0060, ERR.10, T42), with the transactions before it applied and in gtid_executed,
 none after. A deleted file keeps the relay log from opening: START REPLICA fails with
@@ -225,12 +227,21 @@ def start_on_damage(
     assert engine_content(engine) == received.source.content
 
 
+@pytest.mark.parametrize("stop", ["clean", "crash"])
 @pytest.mark.parametrize("kind", list(MUTATIONS))
 def test_a_damaged_relay_log_applies_no_damaged_transaction(
-    tmp_path: Path, engine: InMemoryEngine, received: Received, seed: int, kind: str
-) -> None:
+    tmp_path: Path, engine: InMemoryEngine, received: Received, seed: int, kind: str,
+    stop: str,
+) -> None:  # fmt: skip
+    """``clean``: the receiver stopped and sealed the relay log, so damage to the last file
+    that keeps its length is not cut at the next start but stops the applier like damage
+    elsewhere. ``crash``: no seal (the receiver died with the server), as before."""
     data = tmp_path / "data"
     shutil.copytree(received.data, data)
+    seals = list(relay_log_directory(data, CHANNEL).glob("*.seal"))
+    assert len(seals) == 1  # the receiver's clean stop sealed the relay log
+    if stop == "crash":
+        seals[0].unlink()
     damage, want = damage_relay_log(data, kind, random.Random(f"{seed}:{kind}"))
     print(damage, want)
     start_on_damage(data, engine, received, damage, want)
