@@ -48,6 +48,13 @@ class Relay:
             remember_table_map(event, self.table_maps)
             self.writer.append(data)
 
+    def reopen_writer(self, log: RelayLog) -> RelayLogWriter:
+        """Write on ``log`` (the same relay log, opened again) from now on."""
+        self.log = log
+        self.writer = RelayLogWriter(log, make_header=self._header, make_rotate=self._rotate)
+        self.writer.open()
+        return self.writer
+
     def whole(self, gno: int) -> None:
         """A transaction written whole, then counted as received (as the receiver does)."""
         self.write(*transaction(gno))
@@ -147,6 +154,17 @@ def _sealed_and_reopened(relay: Relay) -> RelayLog:
     return log
 
 
+def _read_back(datadir: Path) -> tuple[GtidSet, bool]:
+    """The relay log opened as a server start does: its retrieved set, and whether it came
+    from a seal."""
+    log = RelayLog.for_channel(datadir, CHANNEL)
+    log.open()
+    try:
+        return retrieved_gtids(log), log.sealed_retrieved is not None
+    finally:
+        log.close()
+
+
 def test_a_sealed_relay_log_gives_its_set_without_being_read_back(tmp_path: Path) -> None:
     relay = Relay(tmp_path)
     for gno in range(1, 4):
@@ -163,10 +181,7 @@ def test_a_sealed_relay_log_gives_its_set_without_being_read_back(tmp_path: Path
     with last.open("r+b") as file:
         file.seek(200)
         file.write(b"\xff" * (size - 200))
-    log = RelayLog.for_channel(tmp_path, CHANNEL)
-    log.open()
-    assert retrieved_gtids(log) == _set(1, 2, 3)
-    log.close()
+    assert _read_back(tmp_path) == (_set(1, 2, 3), True)
 
 
 def test_a_writer_removes_the_seal_before_it_appends(tmp_path: Path) -> None:
@@ -174,11 +189,9 @@ def test_a_writer_removes_the_seal_before_it_appends(tmp_path: Path) -> None:
     relay.whole(1)
     log = _sealed_and_reopened(relay)
     assert log.seal_path.exists()
-    again = RelayLogWriter(log, make_header=relay._header, make_rotate=relay._rotate)
-    again.open()
+    again = relay.reopen_writer(log)
     assert not log.seal_path.exists()
     assert log.sealed_retrieved is None
-    relay.log, relay.writer = log, again
     relay.whole(2)
     relay.write(*transaction(3)[:-1])
     again.fsync()  # then a crash: no seal, the files are read back
@@ -195,20 +208,14 @@ def test_a_seal_naming_another_length_or_file_is_not_used(tmp_path: Path) -> Non
     # Appended to after the seal (as by a writer whose removal of the seal was lost).
     log = RelayLog.for_channel(tmp_path, CHANNEL)
     log.open()
-    writer = RelayLogWriter(log, make_header=relay._header, make_rotate=relay._rotate)
-    relay.log, relay.writer = log, writer
-    writer.open()
+    writer = relay.reopen_writer(log)
     relay.whole(2)
     relay.writer.rotate()
     relay.whole(3)
     writer.close()
     log.seal_path.write_bytes(sealed)  # names the first file at its former length
     log.close()
-    log = RelayLog.for_channel(tmp_path, CHANNEL)
-    log.open()
-    assert log.sealed_retrieved is None
-    assert retrieved_gtids(log) == _set(1, 2, 3)
-    log.close()
+    assert _read_back(tmp_path) == (_set(1, 2, 3), False)
 
 
 def test_reset_replica_removes_the_seal(tmp_path: Path) -> None:

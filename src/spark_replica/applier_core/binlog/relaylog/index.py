@@ -356,15 +356,21 @@ class RelayLogIndex:
         The caller updates the in-memory list right after, then fsyncs the directory: if that
         fsync fails, memory still matches the index file."""
         data = "".join(f"{name}\n" for name in names).encode("utf-8", errors="surrogateescape")
-        fd = os.open(self.temp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(self.temp_path, self.index_path)
+        replace_file(self.temp_path, self.index_path, data)
+
+
+def replace_file(temp: Path, target: Path, data: bytes) -> None:
+    """Write ``data`` to ``temp``, fsync it and rename it over ``target`` (fsync the
+    directory after, to make the rename durable)."""
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, target)
 
 
 def fsync_directory(directory: Path) -> None:

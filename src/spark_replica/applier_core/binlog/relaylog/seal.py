@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.relaylog.index import fsync_directory
+from spark_replica.applier_core.binlog.relaylog.index import fsync_directory, replace_file
 
 logger = logging.getLogger(__name__)
 
@@ -57,16 +56,7 @@ def write_seal(path: Path, seal: Seal) -> None:
     """
     data = json.dumps({"file": seal.file, "end": seal.end, "last_type": seal.last_type,
                        "retrieved": seal.retrieved}).encode()  # fmt: skip
-    temp = path.with_name(path.name + ".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    replace_file(path.with_name(path.name + ".tmp"), path, data)
     fsync_directory(path.parent)
 
 
