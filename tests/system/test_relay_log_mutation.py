@@ -219,6 +219,7 @@ def start_on_damage(
             if want.unopenable or not want.recovered:
                 cursor.execute("STOP REPLICA FOR CHANNEL 'm1'")
                 cursor.execute("RESET REPLICA FOR CHANNEL 'm1'")
+                assert not list(relay_log_directory(data, CHANNEL).glob("*.seal"))
             cursor.execute("START REPLICA FOR CHANNEL 'm1'")
             status = wait_applied(cursor, everything)
             assert (status["Last_SQL_Errno"], status["Last_IO_Errno"]) == (0, 0), status

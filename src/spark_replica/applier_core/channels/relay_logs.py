@@ -24,6 +24,7 @@ from spark_replica.applier_core.binlog.relaylog.index import (
     relay_log_base_name,
     relay_log_directory,
 )
+from spark_replica.applier_core.binlog.relaylog.seal import remove_seal, seal_path
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 
 
@@ -93,6 +94,7 @@ class RelayLogs:
             relay_log = None
         try:
             if relay_log is None:
+                remove_seal(seal_path(directory, base_name))
                 return RelayLogIndex(directory, base_name).discard()
             return relay_log.remove_all()
         except (BinlogError, OSError) as exc:
