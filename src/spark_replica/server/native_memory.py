@@ -30,11 +30,10 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 ARENAS = 2
+#: Seconds between two trims of the heap.
+TRIM_PERIOD = 5.0
 #: ``mallopt``'s parameter for the arena limit (glibc's malloc.h).
 _M_ARENA_MAX = -8
-
-
-TRIM_PERIOD = 5.0
 
 
 @functools.cache

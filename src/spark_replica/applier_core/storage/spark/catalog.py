@@ -278,10 +278,11 @@ class IcebergCatalog:
         return None if found is None else _count(found.summary(), "total-records")
 
     def live_rows(self, ref: TableRef, snapshot: int) -> int | None:
-        """The rows ``ref`` holds at ``snapshot`` as its metadata counts them: each data
-        file's records less those its deletion vector deletes (what a scan would count,
-        without reading a data file); None when a delete file is not a deletion vector
-        (equality deletes, format 2's position delete files: a file may be counted twice)."""
+        """The rows ``ref`` holds at ``snapshot`` as its metadata counts them (what a scan
+        would count, without reading a data file): in format 3 the summary's records less
+        its deleted positions; else each data file's records less those its deletion vector
+        deletes; None when a delete file is not a deletion vector (equality deletes, format
+        2's position delete files: a file may be counted twice)."""
         table = self.load(namespace_name(ref.schema), ref.table)
         found = table.snapshot(snapshot)
         if found is None:
