@@ -59,7 +59,7 @@ def test_quick_run_prints_every_figure(
         figures.append(figure(out, rf"{label} +[0-9.]+ ms +{NUMBER} ms"))
         figures.append(figure(out, rf"{label} +[0-9.]+ ms +[0-9.]+ ms +{NUMBER}x"))
     assert all(value > 0 for value in figures), figures
-    assert "10 change-log batches" in out
+    assert "then 9 flushes of 40 row changes" in out
     assert "results: equal over many batches and compacted, and as committed" in out
     assert "checks: every part ends in the content committed" in out
     assert "ERROR" not in out
@@ -74,8 +74,26 @@ def test_quick_run_prints_every_figure(
     assert written["errors"] == []
 
 
+@pytest.mark.timeout(120)
+def test_one_part_runs_alone(
+    bench: ModuleType, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--parts 2`` runs only the queries, with ``--batch-changes`` changes per flush."""
+    path = tmp_path / "figures.json"
+    argv = ["--parts", "2", "--batches", "4", "--batch-changes", "15", "--query-rows", "300",
+            "--repeat", "2", "--json", str(path)]  # fmt: skip
+    assert bench.main(argv, spark=spark) == 0
+    out = capsys.readouterr().out
+    assert "then 3 flushes of 15 row changes" in out and "part 1" not in out
+    assert "part 3" not in out
+    written = json.loads(path.read_text())
+    assert "flush" not in written and "drain" not in written
+    assert written["queries"]["batch_changes"] == 15 and written["errors"] == []
+
+
 def test_bad_arguments_are_rejected(bench: ModuleType) -> None:
-    for argv in (["--rows", "0"], ["--batches", "x"], ["--query-rows", "10"]):
+    for argv in (["--rows", "0"], ["--batches", "x"], ["--query-rows", "10"], ["--parts", "4"],
+                 ["--query-rows", "100", "--batch-changes", "200"]):  # fmt: skip
         with pytest.raises(SystemExit) as excinfo:
             bench.main(argv)
         assert excinfo.value.code == 2

@@ -178,7 +178,7 @@ def test_a_table_an_earlier_version_made_takes_the_table_properties_at_its_compa
             key: TABLE_PROPERTIES[key] for key in dropped
         }
         assert properties["format-version"] == "3"
-        assert engine.iceberg.adopt_properties(T) == []  # nothing more to take
+        assert engine.iceberg.adopt_properties(T, ref.definition) == []  # nothing more to take
         assert sorted(engine.rows(T)) == [(1, "a"), (2, "b")]  # type: ignore[type-var]
     finally:
         engine.close()

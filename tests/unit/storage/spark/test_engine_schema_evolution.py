@@ -142,3 +142,83 @@ def test_a_schema_change_without_its_commit_point_is_undone_at_start(
         assert again.check_index() == {}
     finally:
         again.close()
+
+
+def bloom_filtered(engine: SparkEngine, ref: TableRef) -> list[set[str]]:
+    """For each data file of the table's recorded snapshot, the columns its Parquet row
+    groups carry a bloom filter of."""
+    import pyarrow.parquet as pq
+
+    found = []
+    for path in sorted(files_of(engine, ref)):
+        metadata = pq.ParquetFile(path.removeprefix("file:")).metadata
+        found.append(
+            {
+                chunk.path_in_schema
+                for group in range(metadata.num_row_groups)
+                for chunk in (
+                    metadata.row_group(group).column(i) for i in range(metadata.num_columns)
+                )  # fmt: skip
+                if chunk.bloom_filter_offset is not None
+            }
+        )
+    return found
+
+
+def table_properties(engine: SparkEngine, ref: TableRef) -> dict[str, str]:
+    rows = engine.spark.sql(f"SHOW TBLPROPERTIES {engine.iceberg.sql_name(ref)}").collect()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
+def test_data_files_carry_bloom_filters_of_the_primary_key_as_it_is_named(
+    spark: Any, place: Any
+) -> None:
+    """A keyed table's data files carry a bloom filter of its key column (a lookup by key
+    skips a flush's file without reading its rows), a keyless table's none; after the key
+    column is renamed the new files carry one under its new name, the old name's property
+    is gone, and lookups by key in both kinds of file give the rows; a keyless table given a
+    key has its next files carry a bloom filter of it."""
+    from spark_replica.applier_core.storage.spark.catalog import BLOOM_FILTER_COLUMN
+
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        setup_tables(writer)
+        writer.rows(T, [RowChange.insert((i, f"v{i}")) for i in range(50)])
+        writer.rows(N, [RowChange.insert((1, "x"))])
+        engine.flush()
+        assert bloom_filtered(engine, T) and all(f == {"id"} for f in bloom_filtered(engine, T))
+        assert all(f == set() for f in bloom_filtered(engine, N))
+
+        writer.ddl("ALTER TABLE t RENAME COLUMN id TO k")
+        writer.rows(T, [RowChange.insert((100 + i, f"w{i}")) for i in range(50)])
+        engine.flush()
+        properties = table_properties(engine, T)
+        assert properties.get(BLOOM_FILTER_COLUMN + "k") == "true"
+        assert BLOOM_FILTER_COLUMN + "id" not in properties
+        assert sorted(map(sorted, bloom_filtered(engine, T))) == [["id"], ["k"]]
+
+        with engine.snapshot() as snapshot:
+            view = snapshot.view(T)
+
+            def lookup(key: int) -> list[tuple[Any, ...]]:
+                query = f"SELECT * FROM `{view}` WHERE k = {key}"
+                return [tuple(r) for r in engine.spark.sql(query).collect()]
+
+            assert lookup(7) == [(7, "v7")]
+            assert lookup(107) == [(107, "w7")]
+            assert lookup(77) == []
+
+        m = TableRef("d", "m")
+        writer.ddl("CREATE TABLE m (a INT NOT NULL, b INT)")
+        writer.rows(m, [RowChange.insert((1, 1))])
+        engine.flush()
+        table_id = engine.durable_state().tables[m].id
+        writer.ddl("ALTER TABLE m ADD PRIMARY KEY (a)")  # a key for a keyless table
+        writer.rows(m, [RowChange.insert((2, 2))])
+        engine.flush()
+        assert engine.durable_state().tables[m].id == table_id  # the same Iceberg table
+        assert table_properties(engine, m).get(BLOOM_FILTER_COLUMN + "a") == "true"
+        assert sorted(map(sorted, bloom_filtered(engine, m))) == [[], ["a"]]
+    finally:
+        engine.close()

@@ -778,6 +778,7 @@ class SparkEngine(StoreBacked):
             elif table.id not in outcome.touched:
                 continue
             elif table.id in outcome.evolved:
+                catalog.adopt_properties(ref, table.definition)  # its key may have changed
                 catalog.empty_commit(ref)  # a snapshot of the new schema
                 changes = table.changes
             tables[ref] = replace(table, snapshot=catalog.current_snapshot(ref), changes=changes)

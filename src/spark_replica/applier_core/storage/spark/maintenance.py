@@ -192,7 +192,7 @@ class Maintenance:
         """Rewrite ``table``'s small data and delete files into few (sorted by its primary
         key when it has one); a table an earlier version made takes the engine's table
         properties first (``IcebergCatalog.adopt_properties``)."""
-        adopted = self.catalog.adopt_properties(table.ref)
+        adopted = self.catalog.adopt_properties(table.ref, table.definition)
         if adopted:
             logger.info("%s takes the table properties %s", table.ref, ", ".join(adopted))
         name = self._literal(table.ref)
