@@ -53,6 +53,8 @@ STEPS = (
     Step("big-transaction-spark", "bench_big_transaction.py", ("--engine", "spark")),
     # A big sysbench table (1M rows): load, write workload, memory, restart, queries.
     Step("scale", "bench_scale.py", ("--rows", "1000000")),
+    # Catching up with a real MariaDB source's backlog, against a MariaDB replica.
+    Step("catchup", "bench_catchup.py"),
     Step("clients", "bench_clients.py"),
     Step("receiver", "bench_receiver.py", writes_json=False, has_quick=False),
     # The floor under any two-thread applier here: the CSA's hand-over cost beside it.
