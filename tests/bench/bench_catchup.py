@@ -28,6 +28,11 @@ point, what every query reads). The drain rate is the backlog's transactions aft
 over the seconds between the two. MariaDB's waits are ``MASTER_GTID_WAIT`` (exact); ours poll
 ``@@GLOBAL.gtid_executed`` and the metadata database every ``POLL`` seconds.
 
+Also for ours: the CPU seconds of the server's Python process and of Spark's JVM until
+queryable; with ``--profile``, the Python process's CPU split by stage (receive, decode,
+schedule, apply, key index, flush to storage, serving SQL; ``profile_split.py``) from
+py-spy's samples.
+
 Printed and, with ``--json PATH``, written: the seconds, the rates and the ratios ours /
 MariaDB (seconds: above 1 is slower). Checked (exit code 1 when one fails): every replica ends
 without an error, each table's row count equal to the source's, and the ``CHECKSUM TABLE`` of
@@ -37,7 +42,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_catchup.py [--shapes bulk,oltp] [--replicas
         mariadb,csa,mta] [--employees 300024] [--oltp-rows 10000] [--oltp-events 20000]
-        [--json PATH] [--quick]
+        [--profile] [--json PATH] [--quick]
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -62,6 +68,7 @@ for _path in (_REPO / "src", _REPO):
 
 import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
+from tests.bench.profile_split import cpu_seconds, sampling, shares, split  # noqa: E402
 from tests.helpers.live_source import source_gtids  # noqa: E402
 from tests.helpers.mariadb import (  # noqa: E402
     REPL_PASSWORD,
@@ -70,7 +77,7 @@ from tests.helpers.mariadb import (  # noqa: E402
     MariaDB,
     running_mariadb,
 )
-from tests.helpers.process import ServerProcess, durable_count  # noqa: E402
+from tests.helpers.process import ServerProcess, durable_count, java_child  # noqa: E402
 from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, status  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
 
@@ -270,6 +277,11 @@ class Run:
     executed_seconds: float = 0.0
     queryable_seconds: float = 0.0
     drain_per_second: float = 0.0
+    #: Each stage's share of the server's CPU samples until queryable (``--profile``).
+    profile: dict[str, float] = field(default_factory=dict)
+    #: CPU seconds until queryable: the server's Python process, and Spark's JVM.
+    python_cpu_seconds: float = 0.0
+    jvm_cpu_seconds: float = 0.0
     error: str | None = None
 
 
@@ -333,38 +345,56 @@ def _channel_error(cursor: Any) -> str | None:
 
 
 def run_ours(applier: str, source: MariaDB, backlog: Backlog, work: Path,
-             truth: dict[str, int]) -> Run:  # fmt: skip
-    """This replica, with ``applier`` (``APPLIERS``' names), from the source's first GTID."""
+             truth: dict[str, int], profile: bool) -> Run:  # fmt: skip
+    """This replica, with ``applier`` (``APPLIERS``' names), from the source's first GTID;
+    its CPU split by stage when ``profile``."""
     run = Run(applier)
     data = work / f"replica-{applier}"
+    data.mkdir(parents=True)
     server = ServerProcess(data)
     try:
         with connect(server.port) as conn, conn.cursor() as cursor:
             options = dict(item.split("=") for item in APPLIERS[applier].split(", "))
             cursor.execute(change_source_at("127.0.0.1", source.port, REPL_USER, REPL_PASSWORD,
                                             **options))  # fmt: skip
-            started = time.perf_counter()
-            cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
-            while not run.queryable_seconds:
-                now = time.perf_counter() - started
-                executed = _executed(cursor)
-                if not run.setup_seconds and executed >= backlog.setup:
-                    run.setup_seconds = now
-                if not run.executed_seconds and executed >= backlog.total:
-                    run.executed_seconds = now
-                if run.executed_seconds and durable_count(data) >= backlog.total:
-                    run.queryable_seconds = now
-                run.error = _channel_error(cursor)
-                if run.error is None and now > TIME_LIMIT:
-                    run.error = f"not durable within {TIME_LIMIT:.0f} s"
-                if run.error is not None:
-                    return run
-                time.sleep(POLL)
-            if _counts(cursor, backlog.tables) != truth:
+            recording = work / f"profile-{applier}.txt"
+            sampler = sampling(server.process.pid, recording) if profile else nullcontext()
+            pids = (server.process.pid, java_child(server.process.pid))
+            before = [cpu_seconds(pid) for pid in pids]
+            with sampler:
+                _follow(cursor, data, backlog, run)
+            after = [cpu_seconds(pid) for pid in pids]
+            run.python_cpu_seconds = after[0] - before[0]
+            run.jvm_cpu_seconds = after[1] - before[1]
+            if profile:
+                run.profile = shares(split(recording.read_text()))
+            if run.error is None and _counts(cursor, backlog.tables) != truth:
                 run.error = "the replica's row counts differ from the source's"
     finally:
         server.stop()
     return run
+
+
+def _follow(cursor: Any, data: Path, backlog: Backlog, run: Run) -> None:
+    """START REPLICA, then note in ``run`` when the setup and the backlog are executed and
+    when the backlog is durable (or the channel's error)."""
+    started = time.perf_counter()
+    cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
+    while not run.queryable_seconds:
+        now = time.perf_counter() - started
+        executed = _executed(cursor)
+        if not run.setup_seconds and executed >= backlog.setup:
+            run.setup_seconds = now
+        if not run.executed_seconds and executed >= backlog.total:
+            run.executed_seconds = now
+        if run.executed_seconds and durable_count(data) >= backlog.total:
+            run.queryable_seconds = now
+        run.error = _channel_error(cursor)
+        if run.error is None and now > TIME_LIMIT:
+            run.error = f"not durable within {TIME_LIMIT:.0f} s"
+        if run.error is not None:
+            return
+        time.sleep(POLL)
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -410,9 +440,9 @@ def run_shape(shape: str, work: Path, args: argparse.Namespace) -> ShapeResult:
         result = ShapeResult(backlog)
         for replica in args.replicas:
             if replica == "mariadb":
-                run = run_mariadb(source, backlog, work / shape, truth)
+                run = run_mariadb(source, backlog, work, truth)
             else:
-                run = run_ours(replica, source, backlog, work / shape, truth)
+                run = run_ours(replica, source, backlog, work, truth, args.profile)
             _drain(run, backlog)
             result.runs.append(run)
             show_run(run)
@@ -423,9 +453,19 @@ def show_run(run: Run) -> None:
     if run.error:
         print(f"  {run.replica:<8} ERROR: {run.error}", flush=True)
         return
+    if run.replica == "mariadb":
+        print(f"  {run.replica:<8} setup {run.setup_seconds:7.1f} s, executed "
+              f"{run.executed_seconds:7.1f} s; drain {run.drain_per_second:,.0f} "
+              "transactions/s", flush=True)  # fmt: skip
+        return
     print(f"  {run.replica:<8} setup {run.setup_seconds:7.1f} s, executed "
           f"{run.executed_seconds:7.1f} s, queryable {run.queryable_seconds:7.1f} s; drain "
           f"{run.drain_per_second:,.0f} transactions/s", flush=True)  # fmt: skip
+    print(f"  {'':<8} CPU until queryable: Python {run.python_cpu_seconds:.1f} s, JVM "
+          f"{run.jvm_cpu_seconds:.1f} s", flush=True)  # fmt: skip
+    if run.profile:
+        listed = ", ".join(f"{name} {share:.0%}" for name, share in run.profile.items())
+        print(f"  {'':<8} CPU samples of the server: {listed}", flush=True)
 
 
 def show_ratios(result: ShapeResult) -> None:
@@ -460,6 +500,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=positive_int,
         default=DEFAULT_OLTP_EVENTS,
         help=f"oltp transactions (default {DEFAULT_OLTP_EVENTS:,})",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="split the server's CPU by stage (py-spy samples)"
     )
     parser.add_argument("--json", metavar="PATH", default=None, help="also write the figures")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
