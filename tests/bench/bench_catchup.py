@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -69,6 +68,7 @@ for _path in (_REPO / "src", _REPO):
 import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
 from tests.bench.profile_split import cpu_seconds, sampling, shares, split  # noqa: E402
+from tests.bench.scale_backlogs import sysbench  # noqa: E402
 from tests.helpers.live_source import source_gtids  # noqa: E402
 from tests.helpers.mariadb import (  # noqa: E402
     REPL_PASSWORD,
@@ -200,20 +200,6 @@ def employees_script(path: Path, employees: int, seed: int = 7) -> int:
     return written
 
 
-def sysbench(source: MariaDB, command: str, rows: int, events: int) -> None:
-    done = subprocess.run(
-        ["sysbench", "oltp_write_only", "--db-driver=mysql", f"--mysql-host={source.host}",
-         f"--mysql-port={source.port}", "--mysql-user=root", f"--mysql-password={ROOT_PASSWORD}",
-         "--mysql-db=sbtest", f"--tables={OLTP_TABLES}", f"--table-size={rows}",
-         f"--threads={OLTP_THREADS if command == 'run' else 1}", f"--events={events}",
-         "--time=0", "--rand-seed=1", "--report-interval=0",
-         "--mysql-ignore-errors=1213,1205", command],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"sysbench {command} failed: {done.stdout}{done.stderr}")
-
-
 @dataclass(slots=True)
 class Backlog:
     """One shape's backlog in the source's binary log."""
@@ -255,11 +241,18 @@ def write_backlog(source: MariaDB, shape: str, work: Path, args: argparse.Namesp
                                               "salaries")]  # fmt: skip
     else:
         source.sql("CREATE DATABASE sbtest")
-        sysbench(source, "prepare", args.oltp_rows, 0)
+        sysbench(source, "prepare", tables=OLTP_TABLES, rows=args.oltp_rows, threads=1, events=0)
         setup, setup_position = source_gtids(source).count(), _position(source)
         rows = OLTP_TABLES * args.oltp_rows
         started = time.perf_counter()
-        sysbench(source, "run", args.oltp_rows, args.oltp_events)
+        sysbench(
+            source,
+            "run",
+            tables=OLTP_TABLES,
+            rows=args.oltp_rows,
+            threads=OLTP_THREADS,
+            events=args.oltp_events,
+        )
         tables = [f"sbtest.sbtest{n}" for n in range(1, OLTP_TABLES + 1)]
     return Backlog(
         shape=shape, setup=setup, total=source_gtids(source).count(),

@@ -274,19 +274,29 @@ class MariaDBBacklog:
 
     def _sysbench(self, command: str) -> str:
         assert self._server is not None
-        threads = 1 if command == "prepare" else CLIENTS
-        done = subprocess.run(
-            ["sysbench", "oltp_write_only", "--db-driver=mysql",
-             f"--mysql-host={self._server.host}", f"--mysql-port={self._server.port}",
-             "--mysql-user=root", f"--mysql-password={ROOT_PASSWORD}",
-             f"--mysql-db={SYSBENCH_DATABASE}", f"--tables={len(self.tables)}",
-             f"--table-size={self.rows_per_table}", f"--threads={threads}",
-             f"--events={self.workload_events}", "--time=0", "--rand-seed=1",
-             "--report-interval=0", "--mysql-ignore-errors=1213,1205", command],
-            capture_output=True, text=True, check=False,
+        return sysbench(
+            self._server, command, tables=len(self.tables), rows=self.rows_per_table,
+            threads=1 if command == "prepare" else CLIENTS, events=self.workload_events,
         )  # fmt: skip
-        if done.returncode != 0:
-            raise RuntimeError(f"sysbench {command} failed: {done.stdout}{done.stderr}")
-        if command == "run" and not re.search(r"^\s*transactions:\s+\d+", done.stdout, re.M):
-            raise RuntimeError(f"sysbench run reported no transactions: {done.stdout}")
-        return done.stdout
+
+
+def sysbench(server: MariaDB, command: str, *, tables: int, rows: int, threads: int,
+             events: int) -> str:  # fmt: skip
+    """Run ``sysbench oltp_write_only COMMAND`` against ``server``'s ``sbtest`` database
+    (``tables`` tables of ``rows`` rows; ``events`` transactions from ``threads`` threads,
+    deadlocks and lock waits retried); its output."""
+    done = subprocess.run(
+        ["sysbench", "oltp_write_only", "--db-driver=mysql",
+         f"--mysql-host={server.host}", f"--mysql-port={server.port}",
+         "--mysql-user=root", f"--mysql-password={ROOT_PASSWORD}",
+         f"--mysql-db={SYSBENCH_DATABASE}", f"--tables={tables}",
+         f"--table-size={rows}", f"--threads={threads}",
+         f"--events={events}", "--time=0", "--rand-seed=1",
+         "--report-interval=0", "--mysql-ignore-errors=1213,1205", command],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"sysbench {command} failed: {done.stdout}{done.stderr}")
+    if command == "run" and not re.search(r"^\s*transactions:\s+\d+", done.stdout, re.M):
+        raise RuntimeError(f"sysbench run reported no transactions: {done.stdout}")
+    return done.stdout
