@@ -14,6 +14,7 @@ from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
 from spark_replica.applier_core.storage.spark.session import active
+from spark_replica.applier_core.storage.spark.types import quote_name
 from tests.unit.storage.spark.test_engine_durability import (
     N,
     T,
@@ -220,5 +221,31 @@ def test_data_files_carry_bloom_filters_of_the_primary_key_as_it_is_named(
         assert engine.durable_state().tables[m].id == table_id  # the same Iceberg table
         assert table_properties(engine, m).get(BLOOM_FILTER_COLUMN + "a") == "true"
         assert sorted(map(sorted, bloom_filtered(engine, m))) == [[], ["a"]]
+    finally:
+        engine.close()
+
+
+def test_a_key_column_named_with_quotes_and_a_dot_is_stored_and_looked_up(
+    spark: Any, place: Any
+) -> None:
+    """The bloom filter's table property names the key column: a name with a quote, a
+    backslash and a dot (MySQL takes any of them backquoted) still creates the table, and
+    its rows are written and found by key."""
+    from spark_replica.applier_core.storage.spark.catalog import BLOOM_FILTER_COLUMN
+
+    engine = start(spark, place)
+    try:
+        writer = Writer(engine)
+        writer.ddl("CREATE DATABASE d")
+        writer.ddl("CREATE TABLE q (`it's\\\\a.k` INT PRIMARY KEY, v INT)")
+        q = TableRef("d", "q")
+        writer.rows(q, [RowChange.insert((i, i * 10)) for i in range(5)])
+        engine.flush()
+        name = engine.durable_state().tables[q].definition.columns[0].name
+        assert "'" in name and "\\" in name and "." in name
+        assert table_properties(engine, q).get(BLOOM_FILTER_COLUMN + name) == "true"
+        with engine.snapshot() as snapshot:
+            query = f"SELECT v FROM `{snapshot.view(q)}` WHERE {quote_name(name)} = 3"
+            assert [tuple(r) for r in engine.spark.sql(query).collect()] == [(30,)]
     finally:
         engine.close()

@@ -23,7 +23,11 @@ from typing import Any
 
 from spark_replica.applier_core.storage.interface import TableDef, TableRef
 from spark_replica.applier_core.storage.spark.schema_evolution import SchemaChange
-from spark_replica.applier_core.storage.spark.types import quote_name, spark_columns_ddl
+from spark_replica.applier_core.storage.spark.types import (
+    quote_name,
+    spark_columns_ddl,
+    string_text,
+)
 
 #: The table property naming the engine's id of a table.
 TABLE_ID = "replica.table-id"
@@ -172,7 +176,8 @@ class IcebergCatalog:
         namespace = namespace_name(ref.schema)
         self.create_namespace(namespace)
         properties = {**TABLE_PROPERTIES, **key_properties(definition), TABLE_ID: str(table_id)}
-        listed = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
+        listed = ", ".join(f"'{string_text(k)}' = '{string_text(v)}'"
+                           for k, v in properties.items())  # fmt: skip
         name = self.sql_name(ref)
         self.spark.sql(
             f"CREATE TABLE {name} ({spark_columns_ddl(definition.columns)}) USING iceberg "

@@ -42,7 +42,7 @@ from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, nam
 from spark_replica.applier_core.storage.spark.recovery import purge_dropped
 from spark_replica.applier_core.storage.spark.session import activate, active
 from spark_replica.applier_core.storage.spark.state import DurableState, StoredTable
-from spark_replica.applier_core.storage.spark.types import quote_name
+from spark_replica.applier_core.storage.spark.types import quote_name, string_text
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class Maintenance:
 
     def _literal(self, ref: TableRef) -> str:
         """``ref``'s name as a procedure's string argument."""
-        return _escaped(self.catalog.sql_name(ref))
+        return string_text(self.catalog.sql_name(ref))
 
 
 def _timestamp(seconds: float) -> str:
@@ -253,9 +253,4 @@ def _sort_by_key(definition: TableDef) -> str:
         return ""
     columns = (definition.columns[i].name for i in definition.primary_key)
     order = ", ".join(f"{quote_name(name)} ASC NULLS FIRST" for name in columns)
-    return f"strategy => 'sort', sort_order => '{_escaped(order)}', "
-
-
-def _escaped(text: str) -> str:
-    """``text`` inside a SQL string literal."""
-    return text.replace("\\", "\\\\").replace("'", "\\'")
+    return f"strategy => 'sort', sort_order => '{string_text(order)}', "

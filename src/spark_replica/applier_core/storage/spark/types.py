@@ -352,6 +352,11 @@ def quote_name(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def string_text(text: str) -> str:
+    """``text`` as it goes between the quotes of a Spark SQL string literal."""
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
 def spark_columns_ddl(columns: Sequence[Column]) -> str:
     """The column list of a Spark ``CREATE TABLE``: ```id` BIGINT NOT NULL, `v` STRING``."""
     parts = []
