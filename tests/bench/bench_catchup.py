@@ -42,7 +42,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_catchup.py [--shapes bulk,oltp] [--replicas
         mariadb,csa,mta] [--employees 300024] [--oltp-rows 10000] [--oltp-events 20000]
-        [--profile] [--json PATH] [--quick]
+        [--profile] [--keep DIR] [--server-log-level LEVELS] [--json PATH] [--quick]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -340,13 +341,15 @@ def _channel_error(cursor: Any) -> str | None:
 
 
 def run_ours(applier: str, source: MariaDB, backlog: Backlog, work: Path,
-             truth: dict[str, int], profile: bool) -> Run:  # fmt: skip
+             truth: dict[str, int], profile: bool, keep: Path | None = None,
+             log_level: str = "WARNING") -> Run:  # fmt: skip
     """This replica, with ``applier`` (``APPLIERS``' names), from the source's first GTID;
-    its CPU split by stage when ``profile``."""
+    its CPU split by stage when ``profile``. ``keep``: where py-spy's samples and the
+    server's log (at ``log_level``) are copied."""
     run = Run(applier)
     data = work / f"replica-{applier}"
     data.mkdir(parents=True)
-    server = ServerProcess(data)
+    server = ServerProcess(data, log_level=log_level)
     try:
         with connect(server.port) as conn, conn.cursor() as cursor:
             options = dict(item.split("=") for item in APPLIERS[applier].split(", "))
@@ -367,6 +370,12 @@ def run_ours(applier: str, source: MariaDB, backlog: Backlog, work: Path,
                 run.error = "the replica's row counts differ from the source's"
     finally:
         server.stop()
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for kept, name in ((work / f"profile-{applier}.txt", "profile"),
+                               (server.log_path, "server")):  # fmt: skip
+                if kept.exists():
+                    shutil.copy(kept, keep / f"{backlog.shape}-{applier}-{name}.txt")
     return run
 
 
@@ -441,7 +450,8 @@ def run_shape(shape: str, work: Path, args: argparse.Namespace) -> ShapeResult:
             if replica == "mariadb":
                 run = run_mariadb(source, backlog, work, truth)
             else:
-                run = run_ours(replica, source, backlog, work, truth, args.profile)
+                run = run_ours(replica, source, backlog, work, truth, args.profile, args.keep,
+                               args.server_log_level)  # fmt: skip
             _drain(run, backlog)
             result.runs.append(run)
             show_run(run)
@@ -502,6 +512,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--profile", action="store_true", help="split the server's CPU by stage (py-spy samples)"
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="keep each of our servers' log (and py-spy's raw samples) in DIR",
+    )
+    parser.add_argument(
+        "--server-log-level",
+        default="WARNING",
+        help="our servers' --log-level (e.g. WARNING,spark_replica.applier_core.storage."
+        "spark.engine=DEBUG: each flush's timings)",
     )
     parser.add_argument("--json", metavar="PATH", default=None, help="also write the figures")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.server.cli import main
+from spark_replica.server.cli import log_levels, main
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "binlogs"
 
@@ -57,3 +57,12 @@ def test_damaged_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err
     assert err.startswith("spark-replica: truncated event")
     assert "binlog_truncated_event.000001" in err
+
+
+def test_log_level_names_the_root_level_and_single_loggers() -> None:
+    assert log_levels("info") == ("INFO", {})
+    assert log_levels("WARNING,spark_replica.x=debug, py4j = error") == (
+        "WARNING",
+        {"spark_replica.x": "DEBUG", "py4j": "ERROR"},
+    )
+    assert log_levels("a.b=DEBUG") == ("WARNING", {"a.b": "DEBUG"})

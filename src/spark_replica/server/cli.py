@@ -83,9 +83,26 @@ def _run_server(config: ServerConfig) -> int:
     return asyncio.run(run())
 
 
+def log_levels(option: str) -> tuple[str, dict[str, str]]:
+    """``--log-level``: the root level, and the levels of single loggers."""
+    root, levels = "WARNING", {}
+    for item in filter(None, (part.strip() for part in option.split(","))):
+        name, equals, level = item.rpartition("=")
+        if equals:
+            levels[name.strip()] = level.strip().upper()
+        else:
+            root = level.upper()
+    return root, levels
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="spark-replica")
-    parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        help="the level of every logger, then LOGGER=LEVEL for single loggers, comma-separated "
+        "(e.g. WARNING,spark_replica.applier_core.storage.spark.engine=DEBUG)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the replica server")
     serve.add_argument("--bind")
@@ -109,10 +126,13 @@ def main(argv: list[str] | None = None) -> int:
                                             "tables (server stopped)"))  # fmt: skip
     add_commands(commands)
     args, rest = parser.parse_known_args(argv)
+    root_level, levels = log_levels(args.log_level)
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=root_level,
         format="%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s",
     )
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
     for handler in logging.getLogger().handlers:
         secrets_filter.protect(handler)
     if args.command == "sqltest":

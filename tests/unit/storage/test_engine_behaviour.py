@@ -526,6 +526,54 @@ def test_a_row_lock_waits_for_the_holder_to_commit(
     assert db.rows(T) == [(1, "a")]
 
 
+def test_a_run_of_inserts_waits_at_the_first_row_another_holds_and_not_before(
+    engine_factory: EngineFactory, spawn: Spawn
+) -> None:
+    """The inserts of one rows event take their locks in order: those before a row another
+    transaction holds are staged, the rest wait with it (a third transaction may still take
+    a later row meanwhile), and the row the holder committed is the duplicate reported."""
+    db = engine_factory()
+    schema(db)
+    waiting = threading.Event()
+    db.locks.on_wait = lambda waiter, holder: waiting.set()
+    holder, holder_ref = started(db, "w1")
+    holder.apply_rows(Map(*T), [ins(3, "held")])
+    inserter, inserter_ref = started(db, "w2")
+    task = spawn(lambda: inserter.apply_rows(Map(*T), [ins(k, "run") for k in (1, 2, 3, 4)]))
+    assert waiting.wait(JOIN_TIMEOUT)
+    assert db.locks.waiting_for(inserter_ref) == holder_ref
+    assert sorted(key for _, key in db.locks.held_by(inserter_ref)) == [(1,), (2,)]
+    commit(db, T, ins(4, "third"))  # row 4 is not locked by the waiting run
+    holder.commit()
+    error = task.error()
+    assert isinstance(error, EngineError) and error.code == 1062
+    assert error.message == "Duplicate entry '3' for key 't.PRIMARY'"
+    inserter.rollback()
+    assert rows(db, T) == [(3, "held"), (4, "third")]
+
+
+def test_a_run_of_inserts_reports_the_first_duplicate_in_the_event_order(
+    db: StorageEngine,
+) -> None:
+    commit(db, T, ins(5, "a"), ins(2, "b"))
+    session, _ = started(db)
+    error = fails(session, T, ins(7, "x"), ins(5, "x"), ins(2, "x"))
+    assert error.message == "Duplicate entry '5' for key 't.PRIMARY'"
+    session, _ = started(db)
+    session.apply_rows(Map(*T), [ins(8, "x"), ins(9, "x")])
+    error = fails(session, T, ins(10, "x"), ins(9, "y"), ins(5, "y"))
+    assert error.message == "Duplicate entry '9' for key 't.PRIMARY'"
+    assert rows(db, T) == [(2, "b"), (5, "a")]
+
+
+def test_idempotent_mode_overwrites_duplicates_in_a_run_of_inserts(
+    idempotent: StorageEngine,
+) -> None:
+    commit(idempotent, T, ins(1, "a"))
+    commit(idempotent, T, ins(1, "b"), ins(2, "c"), ins(2, "d"), ins(3, "e"))
+    assert rows(idempotent, T) == [(1, "b"), (2, "d"), (3, "e")]
+
+
 def test_a_row_lock_wait_times_out_with_1205(engine_factory: EngineFactory) -> None:
     db = engine_factory(lock_wait_timeout=0.05)
     schema(db)

@@ -71,6 +71,23 @@ def test_a_free_lock_is_taken_at_once_and_again_by_its_holder(locks: LockManager
     assert locks.stats().held == 2
 
 
+def test_acquire_free_takes_the_free_locks_up_to_the_first_held_by_another(
+    locks: LockManager[str], log: WaitLog
+) -> None:
+    locks.acquire("A", T, (2,))
+    locks.acquire("B", T, (4,))
+    assert locks.acquire_free("A", T, [(1,), (2,), (3,), (4,), (5,)]) == 3
+    assert locks.held_by("A") == [(T, (2,)), (T, (1,)), (T, (3,))]
+    assert locks.holder_of(T, (5,)) is None  # not taken: it comes after the one B holds
+    assert locks.acquire_free("B", T, [(6,), (4,)]) == 2
+    assert locks.acquire_free("C", T, []) == 0
+    assert log.calls == []  # nobody waited
+    locks.abort("A", EngineError(1213, "aborted"))
+    with pytest.raises(EngineError, match="aborted"):
+        locks.acquire_free("A", T, [(9,)])
+    assert locks.holder_of(T, (9,)) is None
+
+
 def test_release_all_frees_every_lock(locks: LockManager[str]) -> None:
     locks.acquire("A", T, (1,))
     locks.acquire("A", T, (2,))

@@ -29,7 +29,7 @@ import enum
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
 from spark_replica.applier_core.errors import ErrorCode
@@ -152,6 +152,32 @@ class LockManager(Generic[OwnerT]):
             waiter = self._enqueue(owner, lock_key, holder)
             limit = self.lock_wait_timeout if timeout is None else timeout
         self._wait(waiter, time.monotonic() + limit)
+
+    def acquire_free(self, owner: OwnerT, table: TableRef, keys: Sequence[Key]) -> int:
+        """Take, in order, the locks on ``keys`` of ``table`` that nobody else holds, up to
+        the first one another owner holds; how many were taken (or held by ``owner``
+        already). One hold of the mutex for them all: a run of inserts locks its rows at
+        once, and ``acquire`` waits for the rest one by one, in the same order.
+
+        Raises:
+            EngineError: the error of an ``abort`` of ``owner``.
+        """
+        holders = self._holders
+        with self._mutex:
+            if self._aborts:
+                self._raise_abort(owner)
+            owned = self._owned.get(owner)
+            if owned is None:
+                owned = self._owned[owner] = []
+            for taken, key in enumerate(keys):
+                lock_key = (table, key)
+                holder = holders.get(lock_key)
+                if holder is None:
+                    holders[lock_key] = owner
+                    owned.append(lock_key)
+                elif not (holder is owner or holder == owner):
+                    return taken
+            return len(keys)
 
     def release_all(self, owner: OwnerT) -> None:
         """Release every lock of ``owner`` (at commit or rollback), handing each to its first

@@ -77,6 +77,12 @@ class CommittedTable:
         """A keyed table's row with ``key`` (None: none)."""
         raise NotImplementedError
 
+    def present(self, keys: Sequence[Key]) -> list[bool]:
+        """Whether a keyed table holds a row with each of ``keys`` (the duplicate checks of
+        a run of inserts; the same contract as ``get``)."""
+        get = self.get
+        return [get(key) is not None for key in keys]
+
     def count(self, row: Row) -> int:
         """How often a keyless table holds ``row`` (a ``hashable`` row)."""
         raise NotImplementedError

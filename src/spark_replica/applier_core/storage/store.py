@@ -522,6 +522,8 @@ class StoreSession:
         table = stage.table
         key_of = table.key_of
         assert key_of is not None
+        if len(changes) > 1 and changes[0].kind is _INSERT:
+            changes = changes[self._insert_run(trx, stage, changes) :]
         width, committed, staged, fresh = table.width, table, stage.changes, stage.fresh
         acquire, ref, strict = self._store.locks.acquire, table.ref, self._strict
         for kind, before, after in changes:
@@ -577,6 +579,38 @@ class StoreSession:
                     continue  # IDEMPOTENT: the update is skipped, as MySQL ignores the error
                 staged[key] = None
             staged[new_key] = row
+
+    def _insert_run(self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]) -> int:
+        """The leading inserts of ``changes`` whose rows no other transaction has locked,
+        as ``_apply_keyed`` does them one by one (same checks, same order, the same row
+        reported), their locks taken and the table's rows looked up in one go; how many it
+        did."""
+        table = stage.table
+        key_of, width = table.key_of, table.width
+        assert key_of is not None
+        rows: list[Row] = []
+        for kind, _, after in changes:
+            if kind is not _INSERT:
+                break
+            assert after is not None
+            rows.append(after if len(after) == width and ABSENT not in after else fit(after, width))
+        keys = [key_of(row) for row in rows]
+        taken = self._store.locks.acquire_free(trx, table.ref, keys)
+        staged, fresh, strict = stage.changes, stage.fresh, self._strict
+        unstaged = [key for key in keys[:taken] if key not in staged]
+        present = dict(zip(unstaged, table.present(unstaged), strict=True))
+        for row, key in zip(rows[:taken], keys, strict=False):
+            current = staged.get(key, _MISSING)
+            if current is _MISSING:
+                found = present[key]
+                if not found:
+                    fresh.add(key)
+            else:
+                found = current is not None
+            if found and strict:
+                raise duplicate_key(table, key)
+            staged[key] = row
+        return taken
 
     def _apply_keyless(
         self, trx: TransactionRef, stage: Stage, changes: Sequence[RowChange]

@@ -88,6 +88,18 @@ def test_get_and_count_see_the_rows(index: LmdbKeyIndex) -> None:
     assert index.size(1) == 1 and index.size(2) == 3
 
 
+def test_present_tells_each_key_in_one_read(index: LmdbKeyIndex) -> None:
+    long = "k" * 600  # stored as a prefix and a digest
+    index.apply(1, {1: TableChanges(replace=[(7, "a"), (-3, "b")], key_of=key_of)})
+    index.apply(2, {3: TableChanges(replace=[(long, 1)], key_of=key_of)})
+    assert index.present(1, [(7,), (8,), (-3,), (7,)]) == [True, False, True, True]
+    assert index.present(3, [(long,), (long[:-1],)]) == [True, False]
+    assert index.present(2, [(7,)]) == [False]  # no such table
+    assert index.present(1, []) == []
+    index.apply(3, {1: TableChanges(puts={(7,): None, (8,): (8, "c")})})
+    assert index.present(1, [(7,), (8,)]) == [False, True]
+
+
 def test_a_batch_must_be_the_next_one(index: LmdbKeyIndex) -> None:
     index.apply(1, writes_for(1))
     for wrong in (1, 3):

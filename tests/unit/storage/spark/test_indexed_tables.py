@@ -42,6 +42,19 @@ def test_a_keyed_table_reads_its_overlay_then_the_index(tmp_path: Path) -> None:
         assert sorted(table.renamed(TableRef("d", "u")).snapshot()) == [(2, "B"), (3, "c")]
 
 
+def test_present_reads_the_overlay_then_the_index_in_one_go(tmp_path: Path) -> None:
+    with LmdbKeyIndex(tmp_path / "index", sync=False) as index:
+        index.apply(1, {7: TableChanges(replace=[(1, "a"), (2, "b")], key_of=lambda r: r[:1])})
+        table = IndexedTable(T, KEYED, Content(index, 7))
+        table.commit(stage(table, keyed={(1,): None, (3,): (3, "c")}), 1)
+        keys = [(1,), (2,), (3,), (4,)]
+        assert table.present(keys) == [False, True, True, False]
+        assert table.present(keys) == [table.get(key) is not None for key in keys]
+        created = IndexedTable(T, KEYED, Content(index, None))  # the overlay is complete
+        created.load([(2, "x")])
+        assert created.present(keys) == [False, True, False, False]
+
+
 def test_a_later_commit_keeps_its_entry_when_an_earlier_one_is_drained(tmp_path: Path) -> None:
     with LmdbKeyIndex(tmp_path / "index", sync=False) as index:
         index.apply(1, {1: TableChanges(replace=[], key_of=lambda r: r[:1])})

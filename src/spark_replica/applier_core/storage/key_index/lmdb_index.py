@@ -49,10 +49,11 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -219,6 +220,28 @@ class LmdbKeyIndex:
         if value is None:
             return None
         return decode_row(value) if len(raw) < KEY_LIMIT else keyed_row(raw, value)[1]
+
+    def present(self, table_id: int, keys: Sequence[Key]) -> list[bool]:
+        """Whether the table has a row with each of ``keys`` (one read transaction for all:
+        the duplicate checks of a rows event's inserts)."""
+        if not keys:
+            return []
+        suffixes = [stored_key(encode_key(key)) for key in keys]
+        with self._gates.mine():
+            if self._closed:
+                raise KeyIndexError("the key index is closed")
+            txn = self._env.begin()
+            try:
+                table = self._table(txn, table_id)
+                if table is None:
+                    return [False] * len(keys)
+                prefix = table.prefix
+                names = [prefix + suffix for suffix in suffixes]
+                found = {name for name, _ in txn.cursor(db=self._data).getmulti(names)}
+            finally:
+                txn.abort()
+                self._resident.read(len(keys))
+        return [name in found for name in names]
 
     def count(self, table_id: int, row: Row) -> int:
         """How many times a keyless table holds ``row``."""
@@ -705,46 +728,94 @@ class LmdbKeyIndex:
         """Part of a table's row changes (``puts`` items of a keyed table, ``deltas`` items
         of a keyless one), with their undo records when ``undo``; the table's entry after
         them, recorded."""
+        if table.keyed:
+            rows = self._change_keyed(txn, table, items, undo)
+        else:
+            rows = self._change_counts(txn, table, items, undo)
+        table = dataclasses.replace(table, rows=rows)
+        txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
+        return table
+
+    def _change_keyed(
+        self,
+        txn: lmdb.Transaction[bytes],
+        table: TableEntry,
+        items: list[tuple[Key, Row | None]],
+        undo: bool,
+    ) -> int:
+        """``_change`` of a keyed table: the rows it has after them. The entries before are
+        read in one go, the puts and their undo records written in key order in one go each
+        (LMDB's loops, not Python's)."""
         data, prefix, rows, layout = self._data, table.prefix, table.rows, table.layout
-        # Each change reads a B-tree path through the mapping: counted as a read, so the
-        # pages it mapped are released as it goes.
+        # Each change reads a B-tree path through the mapping: counted as reads, so the
+        # pages they mapped are released as it goes.
+        self._resident.read(len(items))
+        changes = []
+        for key, change in items:
+            raw = encode_key(key)
+            changes.append((prefix + stored_key(raw), raw, change))
+        changes.sort(key=_first)
+        cursor = txn.cursor(db=data)
+        previous = dict(cursor.getmulti([stored for stored, _, _ in changes]))
+        puts: list[tuple[bytes, bytes]] = []
+        written = 0
+        for stored, raw, change in changes:
+            if change is None:
+                if stored in previous:
+                    self._will_write(len(stored))
+                    txn.delete(stored, db=data)
+                    rows -= 1
+                continue
+            value = keyed_value(raw, change if layout is None else layout.place(change))
+            puts.append((stored, value))
+            written += len(stored) + len(value)
+            if stored not in previous:
+                rows += 1
+        if puts:
+            self._will_write(written, pages=len(puts) * PUT_PAGES_BYTES)
+            cursor.putmulti(puts)
+        if undo:
+            records = []
+            written = 0
+            for stored, _, _ in changes:
+                before = previous.get(stored)
+                record = (_UNDO_DATA + stored, _ABSENT if before is None else _PRESENT + before)
+                records.append(record)
+                written += len(record[0]) + len(record[1])
+            self._will_write(written, pages=len(records) * PUT_PAGES_BYTES)
+            txn.cursor(db=self._undo).putmulti(records, overwrite=False)
+        return rows
+
+    def _change_counts(
+        self,
+        txn: lmdb.Transaction[bytes],
+        table: TableEntry,
+        items: list[tuple[Row, int]],
+        undo: bool,
+    ) -> int:
+        """``_change`` of a keyless table: the rows it has after them."""
+        data, prefix, rows = self._data, table.prefix, table.rows
         touched = self._resident.read
         for item, change in items:
             touched()
-            if table.keyed:
-                raw = encode_key(item)
-                stored = prefix + stored_key(raw)
-                if change is None:
-                    self._will_write(len(stored))
-                    previous = txn.pop(stored, db=data)
-                else:
-                    value = keyed_value(raw, change if layout is None else layout.place(change))
-                    self._will_write(len(stored) + len(value))
-                    previous = txn.replace(stored, value, db=data)
-                    rows += 1
-                if previous is not None:
-                    rows -= 1
-            else:
-                raw, exact = key_bytes(item)
-                stored = prefix + stored_key(raw)
-                previous = txn.get(stored, db=data)
-                count = 0 if previous is None else int(U64.unpack_from(previous)[0])
-                new_count = max(count + change, 0)
-                rows += new_count - count
-                if new_count:
-                    value = bag_value(new_count, raw, exact, item, previous)
-                    self._will_write(len(stored) + len(value))
-                    txn.put(stored, value, db=data)
-                elif previous is not None:
-                    self._will_write(len(stored))
-                    txn.delete(stored, db=data)
+            raw, exact = key_bytes(item)
+            stored = prefix + stored_key(raw)
+            previous = txn.get(stored, db=data)
+            count = 0 if previous is None else int(U64.unpack_from(previous)[0])
+            new_count = max(count + change, 0)
+            rows += new_count - count
+            if new_count:
+                value = bag_value(new_count, raw, exact, item, previous)
+                self._will_write(len(stored) + len(value))
+                txn.put(stored, value, db=data)
+            elif previous is not None:
+                self._will_write(len(stored))
+                txn.delete(stored, db=data)
             if undo:
                 before = _ABSENT if previous is None else _PRESENT + previous
                 self._will_write(len(stored) + len(before))
                 txn.put(_UNDO_DATA + stored, before, db=self._undo, overwrite=False)
-        table = dataclasses.replace(table, rows=rows)
-        txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
-        return table
+        return rows
 
     def _load(
         self,
@@ -997,6 +1068,9 @@ class _ChunkDuplicate(KeyIndexError):
     def __init__(self, generation: int, items: list[tuple[bytes, bytes]]) -> None:
         super().__init__(f"duplicate keys in the rows loaded into {generation}")
         self.items = items
+
+
+_first = itemgetter(0)
 
 
 def _chunks(rows: Iterable[_T], size: int) -> Iterator[list[_T]]:

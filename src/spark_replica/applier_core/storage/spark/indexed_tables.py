@@ -34,7 +34,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -129,6 +129,28 @@ class IndexedTable(CommittedTable):
                 return self.get(key)
             return None
         return content.read(row)
+
+    def present(self, keys: Sequence[Key]) -> list[bool]:
+        content = self.content
+        entries = content.entries
+        found: list[bool | None] = []
+        missing = False
+        for key in keys:
+            entry = entries.get(key)
+            if entry is None:
+                found.append(None)
+                missing = True
+            else:
+                found.append(entry[1] is not None)
+        table_id = content.table_id
+        if not missing or content.complete or table_id is None:
+            return [bool(f) for f in found]
+        unseen = [key for key, f in zip(keys, found, strict=True) if f is None]
+        indexed = iter(content.index.present(table_id, unseen))
+        result = [next(indexed) if f is None else f for f in found]
+        if content.table_id != table_id and not all(result):  # rebased meanwhile
+            return self.present(keys)
+        return result
 
     def count(self, row: Row) -> int:
         content = self.content
