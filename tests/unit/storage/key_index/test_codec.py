@@ -6,6 +6,7 @@ back with the same types and values the decoder produced."""
 
 from __future__ import annotations
 
+import marshal
 import pickle
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -126,9 +127,22 @@ def test_every_decoder_value_round_trips(value: object) -> None:
 
 def test_plain_rows_take_marshal_and_others_pickle() -> None:
     """The cheaper encoding when it can; pickle (first byte 0x80) for the rest."""
-    assert encode_row((1, "a", None))[0] != 0x80
-    assert encode_row((1, Decimal("1.5")))[0] == 0x80
+    plain = (1, "a", None)
+    assert encode_row(plain) == marshal.dumps(plain, 4)
+    temporal = (1, Decimal("1.50"), date(2024, 2, 29), datetime(2021, 11, 7, 1, 30, fold=1),
+                time(1, 2, 3, 4), timedelta(days=-1))  # fmt: skip
+    assert encode_row(temporal)[0] != 0x80
+    assert encode_row((1, datetime(1970, 1, 1, tzinfo=UTC)))[0] == 0x80
     assert encode_row((JsonText("1", b"\x05\x01\x00"),))[0] == 0x80
+    assert encode_row((1, [date(2024, 1, 1)]))[0] == 0x80  # marshal holds no date in a list
+
+
+def test_a_row_encodes_alike_whichever_way_is_tried_first() -> None:
+    """The encoder tries first the way the last row took: the bytes do not depend on it."""
+    rows = [(1, "a"), (2, date(2020, 1, 1)), (3, "b"), (4, Decimal("4.0")), (5, None)]
+    first = [encode_row(row) for row in rows]
+    assert [encode_row(row) for row in reversed(rows)] == first[::-1]
+    assert [decode_row(data) for data in first] == rows
 
 
 @given(st.lists(KEY_VALUES, min_size=1, max_size=3).map(tuple))

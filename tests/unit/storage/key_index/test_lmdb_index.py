@@ -8,9 +8,12 @@ recovery resumes from a consistent point)."""
 
 from __future__ import annotations
 
+import marshal
+import pickle
 import random
 from collections import Counter
 from collections.abc import Iterator
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from spark_replica.applier_core.storage.key_index import (
     TableChanges,
     lmdb_index,
 )
+from spark_replica.applier_core.storage.key_index.codec import CODEC_VERSION, encode_key
 from tests.unit.storage.key_index.workload import (
     KEYED,
     KEYLESS,
@@ -339,6 +343,25 @@ def test_an_index_of_another_codec_is_refused(tmp_path: Path) -> None:
     LmdbKeyIndex.remove(tmp_path / "index")
     with LmdbKeyIndex(tmp_path / "index") as index:
         assert index.batch == 0
+
+
+def test_an_index_of_the_previous_codec_is_read_and_marked_as_this_codecs(
+    tmp_path: Path,
+) -> None:
+    """Codec 1 wrote a row holding a date with pickle; this codec reads it as it is, and
+    marks the index so that a program of codec 1 rebuilds it instead of misreading the
+    rows written since."""
+    dated = (7, date(2024, 2, 29), Decimal("1.50"))
+    with LmdbKeyIndex(tmp_path / "index") as index:
+        index.apply(1, {1: TableChanges(replace=[], key_of=key_of)})
+        prefix = index._view.tables[1].prefix
+        with index._env.begin(write=True) as txn:
+            txn.put(prefix + encode_key((7,)), pickle.dumps(dated, 5), db=index._data)
+            txn.put(b"codec", b"1:marshal%d:pickle5" % marshal.version, db=index._meta)
+    with LmdbKeyIndex(tmp_path / "index") as index:
+        assert index.get(1, (7,)) == dated
+        with index._env.begin() as txn:
+            assert txn.get(b"codec", db=index._meta) == CODEC_VERSION
 
 
 @pytest.mark.parametrize("recover", ["apply", "undo", "align"])

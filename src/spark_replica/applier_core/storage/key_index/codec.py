@@ -4,11 +4,14 @@ Two encodings, because the index needs two different things:
 
 * **Rows** (``encode_row``) must come back exactly: same types, same values, a ``JsonText``
   with its binary document, a ``Geometry`` as a ``Geometry``. ``marshal`` (format 4) does
-  that fastest for rows of plain values (None, bool, int, float, str, bytes, list, tuple);
-  anything else (Decimal, dates and times, ``JsonText``, ``Geometry``) goes through pickle
-  protocol 5. Pickle output starts with the PROTO opcode (0x80), which no marshal output
-  starts with, so the first byte tells them apart without a tag. Measured in
-  ``docs/decisions/0018-disk-key-index.md``.
+  that fastest for rows of plain values (None, bool, int, float, str, bytes, list, tuple).
+  A row that also holds dates, naive datetimes and times, timedeltas or Decimals is
+  marshalled as a list ``[values, {position: (tag, parts)}]``: those values as plain parts
+  (a date as its ordinal, a Decimal as its text), None in their place, a third of
+  pickle's cost for such a row. Anything else (an aware datetime, ``JsonText``,
+  ``Geometry``) goes through pickle protocol 5. Pickle output starts with the PROTO opcode
+  (0x80), which no marshal output starts with, so the first byte tells them apart without
+  a tag. Measured in ``docs/decisions/0018-disk-key-index.md``.
 * **Keys** (``encode_key``) must be deterministic: values equal as the engine compares them
   (``==``) give equal bytes, whatever object identity or representation they have. Neither
   pickle nor marshal promises that (both memoise repeated objects; -0.0 and 0.0, Decimal
@@ -20,7 +23,8 @@ Two encodings, because the index needs two different things:
   anything of that kind, so a keyless table stores the exact row only when it has to.
 
 ``CODEC_VERSION`` is stored in the index: an index written by another codec (or another
-marshal format) is rebuilt, not misread.
+marshal format) is rebuilt, not misread; one of ``READABLE_CODECS`` is read as it is and
+marked as this codec's.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ from typing import Any, cast
 from spark_replica.applier_core.binlog.rows.json_text import JsonText
 from spark_replica.applier_core.storage.interface import Key, Row
 
-CODEC_VERSION = b"1:marshal%d:pickle5" % marshal.version
+CODEC_VERSION = b"2:marshal%d:pickle5" % marshal.version
+#: Codecs whose rows and keys this one reads alike (version 1 marshalled no parts).
+READABLE_CODECS = frozenset({b"1:marshal%d:pickle5" % marshal.version})
 _MARSHAL_VERSION = 4
 _PICKLE_PROTOCOL = 5
 _PICKLE_FIRST_BYTE = 0x80
@@ -73,18 +79,109 @@ class KeyTypeError(TypeError):
 
 def encode_row(row: Row) -> bytes:
     """``row`` as bytes that ``decode_row`` turns back into an identical row."""
+    global _parts_first
+    if type(row) is tuple:
+        # Rows come in runs of one table: the way the last row took is tried first (both
+        # give the same bytes).
+        if not _parts_first:
+            try:
+                return marshal.dumps(cast(Any, row), _MARSHAL_VERSION)
+            except ValueError:
+                pass
+        encoded = _with_parts(row)
+        _parts_first = encoded is not None
+        if encoded is not None:
+            return encoded
+    return pickle.dumps(row, _PICKLE_PROTOCOL)
+
+
+#: The last row marshalled needed ``_with_parts`` (a hint shared by the threads: a race
+#: only costs a try).
+_parts_first = False
+
+
+def _with_parts(row: tuple[object, ...]) -> bytes | None:
+    """The marshalled row, its temporal and decimal values as parts (None: a value neither
+    marshal nor the parts hold)."""
+    values: list[object] | None = None
+    parts: dict[int, tuple[int, object]] = {}
+    for position, value in enumerate(row):
+        kind = type(value)
+        if kind in _MARSHALLED:
+            continue
+        to_parts = _TO_PARTS.get(kind)
+        if to_parts is None:
+            return None
+        part = to_parts(value)
+        if part is None:
+            return None
+        if values is None:
+            values = list(row)
+        values[position] = None
+        parts[position] = part
     try:
-        return marshal.dumps(cast(Any, row), _MARSHAL_VERSION)
-    except ValueError:
-        return pickle.dumps(row, _PICKLE_PROTOCOL)
+        marshalled = row if values is None else [values, parts]
+        return marshal.dumps(cast(Any, marshalled), _MARSHAL_VERSION)
+    except ValueError:  # a list or tuple holding what marshal does not
+        return None
 
 
 def decode_row(data: bytes) -> Row:
     if data[0] == _PICKLE_FIRST_BYTE:
         row: Row = pickle.loads(data)
-    else:
-        row = marshal.loads(data)
-    return row
+        return row
+    loaded = marshal.loads(data)
+    if type(loaded) is tuple:
+        return cast(Row, loaded)
+    values, parts = loaded
+    for position, (tag, part) in parts.items():
+        values[position] = _FROM_PARTS[tag](part)
+    return tuple(values)
+
+
+_MARSHALLED = frozenset({int, str, bytes, float, bool, type(None), list, tuple, frozenset, set})
+_DATE_PART, _DATETIME_PART, _TIME_PART, _TIMEDELTA_PART, _DECIMAL_PART = range(5)
+
+
+def _datetime_parts(value: datetime) -> tuple[int, object] | None:
+    if value.tzinfo is not None:
+        return None
+    return _DATETIME_PART, (
+        value.year, value.month, value.day, value.hour, value.minute, value.second,
+        value.microsecond, value.fold,
+    )  # fmt: skip
+
+
+def _time_parts(value: time) -> tuple[int, object] | None:
+    if value.tzinfo is not None:
+        return None
+    return _TIME_PART, (value.hour, value.minute, value.second, value.microsecond, value.fold)
+
+
+def _datetime_from(parts: tuple[int, ...]) -> datetime:
+    year, month, day, hour, minute, second, micro, fold = parts
+    return datetime(year, month, day, hour, minute, second, micro, fold=fold)
+
+
+def _time_from(parts: tuple[int, ...]) -> time:
+    hour, minute, second, micro, fold = parts
+    return time(hour, minute, second, micro, fold=fold)
+
+
+_TO_PARTS: dict[type, Callable[[Any], tuple[int, object] | None]] = {
+    date: lambda value: (_DATE_PART, value.toordinal()),
+    datetime: _datetime_parts,
+    time: _time_parts,
+    timedelta: lambda value: (_TIMEDELTA_PART, (value.days, value.seconds, value.microseconds)),
+    Decimal: lambda value: (_DECIMAL_PART, str(value)),
+}
+_FROM_PARTS: dict[int, Callable[[Any], object]] = {
+    _DATE_PART: date.fromordinal,
+    _DATETIME_PART: _datetime_from,
+    _TIME_PART: _time_from,
+    _TIMEDELTA_PART: lambda parts: timedelta(*parts),
+    _DECIMAL_PART: Decimal,
+}
 
 
 def encode_key(key: Key) -> bytes:

@@ -64,6 +64,7 @@ from spark_replica.applier_core.storage.key_index import resident
 from spark_replica.applier_core.storage.key_index.changes import KeyOf, TableChanges
 from spark_replica.applier_core.storage.key_index.codec import (
     CODEC_VERSION,
+    READABLE_CODECS,
     decode_key,
     decode_row,
     encode_key,
@@ -188,7 +189,9 @@ class LmdbKeyIndex:
     def _open(self) -> _View:
         with self._env.begin(write=True) as txn:
             codec = txn.get(_CODEC, db=self._meta)
-            if codec is None:
+            if codec is None or codec in READABLE_CODECS:
+                # An older codec's rows read alike; once rows are written as this one
+                # writes them, a program of that codec must rebuild the index, not misread it.
                 txn.put(_CODEC, CODEC_VERSION, db=self._meta)
             elif codec != CODEC_VERSION:
                 raise KeyIndexIncompatible(
