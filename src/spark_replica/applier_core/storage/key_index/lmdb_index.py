@@ -239,12 +239,11 @@ class LmdbKeyIndex:
                 if table is None:
                     return [False] * len(keys)
                 prefix = table.prefix
-                names = [prefix + suffix for suffix in suffixes]
-                found = {name for name, _ in txn.cursor(db=self._data).getmulti(names)}
+                find = txn.cursor(db=self._data).set_key  # no copy of the row, unlike get
+                return [find(prefix + suffix) for suffix in suffixes]
             finally:
                 txn.abort()
                 self._resident.read(len(keys))
-        return [name in found for name in names]
 
     def count(self, table_id: int, row: Row) -> int:
         """How many times a keyless table holds ``row``."""
