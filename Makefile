@@ -7,6 +7,8 @@ STAMP  := $(VENV)/.installed-stamp
 JARS   := $(VENV)/.jars-stamp
 # The driver JVM's class archive: Spark's classes mapped at start instead of loaded.
 ARCHIVE := $(VENV)/.class-archive-stamp
+# The native core (Rust, built with cargo through maturin).
+NATIVE := $(VENV)/.native-stamp
 
 .PHONY: help install serve demo test test-fast soak lint types check bench bench-spark clean
 
@@ -23,11 +25,15 @@ $(JARS): $(STAMP) tools/fetch_jars.py src/spark_replica/applier_core/storage/spa
 	$(BIN)/python tools/fetch_jars.py
 	touch $(JARS)
 
-$(ARCHIVE): $(JARS) tools/make_class_archive.py src/spark_replica/applier_core/storage/spark/class_archive.py
+$(NATIVE): $(STAMP) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/spark_replica_native.pyi $(wildcard native/src/*.rs)
+	$(BIN)/pip install --quiet ./native
+	touch $(NATIVE)
+
+$(ARCHIVE): $(JARS) $(NATIVE) tools/make_class_archive.py src/spark_replica/applier_core/storage/spark/class_archive.py
 	$(BIN)/python tools/make_class_archive.py
 	touch $(ARCHIVE)
 
-install: $(ARCHIVE)  ## Create the virtualenv, install the project with its test tools, fetch the jars, record the JVM's class archive
+install: $(ARCHIVE)  ## Create the virtualenv, install the project with its test tools, build the native core, fetch the jars, record the JVM's class archive
 
 serve: $(ARCHIVE)  ## Run the replica server on 127.0.0.1:3307 (data in ./var)
 	$(BIN)/spark-replica serve
@@ -41,14 +47,14 @@ test: $(ARCHIVE)  ## Run every test (unit, wire with real clients, SQL scripts)
 soak: $(ARCHIVE)  ## The reliability suite's long forms (kills, storms, fuzzing; about an hour)
 	SPARK_REPLICA_SOAK=1 $(BIN)/pytest -q -m soak --timeout 7200
 
-test-fast: $(JARS)  ## Run the tests that need no external client program
+test-fast: $(JARS) $(NATIVE)  ## Run the tests that need no external client program
 	$(BIN)/pytest -q -m "not clients and not spark"
 
 lint: $(STAMP)  ## ruff check and ruff format --check
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-types: $(STAMP)  ## mypy (strict)
+types: $(NATIVE)  ## mypy (strict)
 	$(BIN)/mypy
 
 check: lint types test  ## lint + types + test

@@ -83,6 +83,13 @@ RULES: list[Rule] = [
         "lmdb",
         allowed_under=("spark_replica.applier_core.storage.key_index",),
     ),
+    # The native core is reached through the Python codecs that use it, each falling back
+    # to its Python form.
+    Rule(
+        "spark_replica",
+        "spark_replica_native",
+        allowed_under=("spark_replica.applier_core.storage.key_index.codec",),
+    ),
 ]
 
 

@@ -12,20 +12,25 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 import pytest
+import spark_replica_native
 from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_replica.applier_core.binlog.rows.json_text import JsonText, binary_to_text
 from spark_replica.applier_core.binlog.rows.values import Geometry
+from spark_replica.applier_core.storage.key_index import codec
 from spark_replica.applier_core.storage.key_index.codec import (
     KeyTypeError,
     decode_key,
     decode_row,
     encode_key,
     encode_row,
+    encode_row_in_python,
     key_bytes,
+    key_bytes_in_python,
 )
 
+_PLAIN = (type(None), bool, int, float, str, bytes)
 _UTC_DATETIMES = st.datetimes(
     min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
 )
@@ -128,7 +133,8 @@ def test_every_decoder_value_round_trips(value: object) -> None:
 def test_plain_rows_take_marshal_and_others_pickle() -> None:
     """The cheaper encoding when it can; pickle (first byte 0x80) for the rest."""
     plain = (1, "a", None)
-    assert encode_row(plain) == marshal.dumps(plain, 4)
+    assert encode_row_in_python(plain) == marshal.dumps(plain, 4)
+    assert marshal.loads(encode_row(plain)) == plain
     temporal = (1, Decimal("1.50"), date(2024, 2, 29), datetime(2021, 11, 7, 1, 30, fold=1),
                 time(1, 2, 3, 4), timedelta(days=-1))  # fmt: skip
     assert encode_row(temporal)[0] != 0x80
@@ -140,8 +146,8 @@ def test_plain_rows_take_marshal_and_others_pickle() -> None:
 def test_a_row_encodes_alike_whichever_way_is_tried_first() -> None:
     """The encoder tries first the way the last row took: the bytes do not depend on it."""
     rows = [(1, "a"), (2, date(2020, 1, 1)), (3, "b"), (4, Decimal("4.0")), (5, None)]
-    first = [encode_row(row) for row in rows]
-    assert [encode_row(row) for row in reversed(rows)] == first[::-1]
+    first = [encode_row_in_python(row) for row in rows]
+    assert [encode_row_in_python(row) for row in reversed(rows)] == first[::-1]
     assert [decode_row(data) for data in first] == rows
 
 
@@ -197,3 +203,84 @@ def test_ascending_integer_keys_sort_ascending() -> None:
 def test_an_unknown_key_type_is_refused() -> None:
     with pytest.raises(KeyTypeError):
         encode_key((object(),))
+
+
+# -- the native core ---------------------------------------------------------------------------
+
+#: Values the native core encodes itself (the rest it leaves to the Python codec).
+NATIVE_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64 - 1),
+    st.floats(allow_nan=False),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"])),
+    st.binary(),
+    st.dates(),
+    st.datetimes(),
+    st.times(),
+    st.timedeltas(),
+)
+NATIVE_ROW_VALUES = NATIVE_VALUES | st.decimals(allow_nan=False) | st.integers()
+
+
+def test_the_native_core_is_built() -> None:
+    """``make install`` builds it; without it the codec is several times slower."""
+    assert codec._native is spark_replica_native
+
+
+@given(st.lists(NATIVE_ROW_VALUES | st.lists(NATIVE_VALUES, max_size=3), max_size=8).map(tuple))
+def test_the_native_core_writes_rows_the_python_codec_reads_back(row: tuple[object, ...]) -> None:
+    encoded = spark_replica_native.encode_row(row)
+    temporal = any(isinstance(v, list) and any(type(x) not in _PLAIN for x in v) for v in row)
+    if temporal or any(type(v) is int and not -(2**127) <= v < 2**127 for v in row):
+        return  # a list holding dates, or an int beyond 128 bits: the Python codec's
+    assert encoded is not None
+    assert _identical(decode_row(encoded), row)
+    assert _identical(decode_row(encode_row_in_python(row)), row)
+
+
+@given(ROWS)
+def test_rows_the_native_core_leaves_are_encoded_by_the_python_codec(
+    row: tuple[object, ...],
+) -> None:
+    assert _identical(decode_row(encode_row(row)), row)
+    encoded = spark_replica_native.encode_row(row)
+    if encoded is not None:
+        assert _identical(decode_row(encoded), row)
+
+
+@given(st.lists(NATIVE_VALUES | st.tuples(NATIVE_VALUES, NATIVE_VALUES), max_size=4).map(tuple))
+def test_the_native_core_writes_the_python_codecs_key_bytes(key: tuple[object, ...]) -> None:
+    assert spark_replica_native.key_bytes(key) == key_bytes_in_python(key)
+    assert spark_replica_native.encode_key(key) == key_bytes_in_python(key)[0]
+
+
+@given(st.lists(KEY_VALUES | st.builds(lambda t: JsonText(t, b""), st.text()), max_size=3))
+def test_keys_the_native_core_leaves_are_encoded_by_the_python_codec(
+    values: list[object],
+) -> None:
+    key = tuple(values)
+    native = spark_replica_native.key_bytes(key)
+    assert native is None or native == key_bytes_in_python(key)
+    assert key_bytes(key) == key_bytes_in_python(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (Decimal("1.50"),),
+        (datetime(1970, 1, 1, tzinfo=UTC),),
+        (JsonText("1", b""),),
+        ("\udcff",),
+        (2**64,),
+        ([1, (2, "x")],),
+        [1],
+    ],
+    ids=repr,
+)
+def test_the_native_core_leaves_some_keys_to_the_python_codec(key: object) -> None:
+    native = spark_replica_native.key_bytes(key)
+    if isinstance(key, tuple) and isinstance(key[0], int | list):
+        assert native == key_bytes_in_python(key)  # big ints and lists it encodes
+    else:
+        assert native is None

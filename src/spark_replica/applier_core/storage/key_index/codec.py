@@ -22,6 +22,12 @@ Two encodings, because the index needs two different things:
   instant, a datetime's ``fold`` dropped. ``key_bytes`` says whether the encoding lost
   anything of that kind, so a keyless table stores the exact row only when it has to.
 
+Both encodings are written by the native core (``spark_replica_native``, Rust, built by
+``make install``) for the values it knows; it leaves the rest (a subclass of a plain type,
+an aware datetime, a Decimal in a key, a string with lone surrogates) to the Python forms
+here, ``encode_row_in_python`` and ``key_bytes_in_python``, which write the same format:
+the tests check each against the other.
+
 ``CODEC_VERSION`` is stored in the index: an index written by another codec (or another
 marshal format) is rebuilt, not misread; one of ``READABLE_CODECS`` is read as it is and
 marked as this codec's.
@@ -36,6 +42,7 @@ import struct
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from types import ModuleType
 from typing import Any, cast
 
 from spark_replica.applier_core.binlog.rows.json_text import JsonText
@@ -73,12 +80,28 @@ _TIME_PARTS = struct.Struct(">BBBI")
 _TIMEDELTA_PARTS = struct.Struct(">iII")
 
 
+_native: ModuleType | None
+try:
+    import spark_replica_native as _native
+except ImportError:  # not built (``make install`` builds it): the Python codec alone
+    _native = None
+
+
 class KeyTypeError(TypeError):
     """A key holds a value of a type the key encoding does not know."""
 
 
 def encode_row(row: Row) -> bytes:
     """``row`` as bytes that ``decode_row`` turns back into an identical row."""
+    if _native is not None:
+        encoded = _native.encode_row(row)
+        if encoded is not None:
+            return encoded
+    return encode_row_in_python(row)
+
+
+def encode_row_in_python(row: Row) -> bytes:
+    """``encode_row`` without the native core (which writes the same format)."""
     global _parts_first
     if type(row) is tuple:
         # Rows come in runs of one table: the way the last row took is tried first (both
@@ -186,6 +209,10 @@ _FROM_PARTS: dict[int, Callable[[Any], object]] = {
 
 def encode_key(key: Key) -> bytes:
     """The key's bytes: equal keys (``==``), equal bytes."""
+    if _native is not None:
+        encoded = _native.encode_key(key)
+        if encoded is not None:
+            return encoded
     if len(key) == 1:
         value = key[0]
         if type(value) is int and 0 <= value < _U64:
@@ -196,6 +223,15 @@ def encode_key(key: Key) -> bytes:
 def key_bytes(values: tuple[object, ...]) -> tuple[bytes, bool]:
     """The deterministic encoding of ``values`` and whether ``decode_key`` gives them back
     exactly (False when a normalisation changed something)."""
+    if _native is not None:
+        encoded = _native.key_bytes(values)
+        if encoded is not None:
+            return encoded
+    return key_bytes_in_python(values)
+
+
+def key_bytes_in_python(values: tuple[object, ...]) -> tuple[bytes, bool]:
+    """``key_bytes`` without the native core (which writes the same bytes)."""
     out = bytearray()
     exact = _encode_values(values, out)
     return bytes(out), exact
