@@ -9,3 +9,13 @@ def key_bytes(values: object) -> tuple[bytes, bool] | None:
 
 def encode_key(values: object) -> bytes | None:
     """``key_bytes``'s bytes alone."""
+
+def stored_keys(prefix: bytes, keys: list[object], limit: int) -> list[bytes] | None:
+    """The data keys of ``keys`` under ``prefix``; None when one of them is ``limit`` bytes
+    or longer, or needs the Python codec."""
+
+def keyed_entries(
+    prefix: bytes, items: list[tuple[object, object]], limit: int
+) -> list[tuple[bytes, bytes | None]] | None:
+    """A keyed table's ``(key, row or None)`` changes as data keys and encoded rows, sorted
+    by data key; None when one of them needs the Python codec."""

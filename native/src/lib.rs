@@ -186,10 +186,89 @@ fn encode_key<'py>(values: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyB
     Ok(key::values(values.iter(), &mut out, 0)?.map(|_| PyBytes::new(values.py(), &out)))
 }
 
+/// The data keys of `keys` in a table whose entries start with `prefix` (the key index's
+/// `prefix + stored_key(encode_key(key))`); None when one of them is `limit` bytes or
+/// longer (stored with a digest) or one the Python codec must encode.
+#[pyfunction]
+fn stored_keys<'py>(
+    prefix: &[u8],
+    keys: &Bound<'py, PyList>,
+    limit: usize,
+) -> PyResult<Option<Vec<Bound<'py, PyBytes>>>> {
+    let py = keys.py();
+    let mut found = Vec::with_capacity(keys.len());
+    let mut out = Vec::with_capacity(64);
+    for key in keys.iter() {
+        out.clear();
+        out.extend_from_slice(prefix);
+        if !stored_key(&key, &mut out, prefix.len(), limit)? {
+            return Ok(None);
+        }
+        found.push(PyBytes::new(py, &out));
+    }
+    Ok(Some(found))
+}
+
+/// Writes a key's bytes after the prefix in `out`; false when the Python codec must.
+fn stored_key(key: &Bound<'_, PyAny>, out: &mut Vec<u8>, start: usize, limit: usize) -> PyResult<bool> {
+    let Ok(values) = key.downcast_exact::<PyTuple>() else {
+        return Ok(false);
+    };
+    Ok(key::values(values.iter(), out, 0)?.is_some() && out.len() - start < limit)
+}
+
+/// A keyed table's changes as data entries (`(key, row or None)` items): each item's data
+/// key and its value (the encoded row, None for a delete), sorted by data key; None when
+/// one of them needs the Python codec (see `stored_keys`, `encode_row`).
+#[pyfunction]
+fn keyed_entries<'py>(
+    prefix: &[u8],
+    items: &Bound<'py, PyList>,
+    limit: usize,
+) -> PyResult<Option<Vec<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)>>> {
+    let py = items.py();
+    let mut entries: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        let Ok(pair) = item.downcast_exact::<PyTuple>() else {
+            return Ok(None);
+        };
+        if pair.len() != 2 {
+            return Ok(None);
+        }
+        let mut stored = Vec::with_capacity(prefix.len() + 16);
+        stored.extend_from_slice(prefix);
+        if !stored_key(&pair.get_item(0)?, &mut stored, prefix.len(), limit)? {
+            return Ok(None);
+        }
+        let row = pair.get_item(1)?;
+        let value = if row.is_none() {
+            None
+        } else {
+            let Ok(row) = row.downcast_exact::<PyTuple>() else {
+                return Ok(None);
+            };
+            let Some(encoded) = marshal::row(row)? else {
+                return Ok(None);
+            };
+            Some(encoded)
+        };
+        entries.push((stored, value));
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(Some(
+        entries
+            .into_iter()
+            .map(|(stored, value)| (PyBytes::new(py, &stored), value.map(|v| PyBytes::new(py, &v))))
+            .collect(),
+    ))
+}
+
 #[pymodule]
 fn spark_replica_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(encode_row, module)?)?;
     module.add_function(wrap_pyfunction!(key_bytes, module)?)?;
     module.add_function(wrap_pyfunction!(encode_key, module)?)?;
+    module.add_function(wrap_pyfunction!(stored_keys, module)?)?;
+    module.add_function(wrap_pyfunction!(keyed_entries, module)?)?;
     Ok(())
 }

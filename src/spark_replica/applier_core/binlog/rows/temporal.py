@@ -13,6 +13,7 @@ Value model:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -83,7 +84,9 @@ def datetime_fields(value: object) -> tuple[int, int, int, int, int, int, int]:
 # -- DATE (3 bytes) ----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def decode_date(raw: bytes) -> DateValue:
+    """Cached: a column's dates repeat (birth days, hire days), and a date is immutable."""
     v = int.from_bytes(raw, "little")
     return make_date(v >> 9, (v >> 5) & 15, v & 31)
 

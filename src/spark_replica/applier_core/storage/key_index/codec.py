@@ -85,6 +85,8 @@ try:
     import spark_replica_native as _native
 except ImportError:  # not built (``make install`` builds it): the Python codec alone
     _native = None
+#: The native core, for the index's entries (``entries``); None when it is not built.
+NATIVE = _native
 
 
 class KeyTypeError(TypeError):

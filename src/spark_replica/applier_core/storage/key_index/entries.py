@@ -14,9 +14,16 @@ import hashlib
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
-from spark_replica.applier_core.storage.interface import Row
-from spark_replica.applier_core.storage.key_index.codec import decode_key, decode_row, encode_row
+from spark_replica.applier_core.storage.interface import Key, Row
+from spark_replica.applier_core.storage.key_index.codec import (
+    NATIVE,
+    decode_key,
+    decode_row,
+    encode_key,
+    encode_row,
+)
 from spark_replica.applier_core.storage.key_index.layout import Layout
 
 U64 = struct.Struct(">Q")
@@ -27,6 +34,7 @@ _LENGTH = struct.Struct(">I")
 KEY_LIMIT = 480
 _DIGEST = 16
 _HASHED_PREFIX = KEY_LIMIT - _DIGEST
+_first = itemgetter(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,51 @@ def keyed_value(raw_key: bytes, row: Row) -> bytes:
     if len(raw_key) < KEY_LIMIT:
         return encode_row(row)
     return _LENGTH.pack(len(raw_key)) + raw_key + encode_row(row)
+
+
+def data_keys(prefix: bytes, keys: list[Key]) -> list[bytes]:
+    """The data keys of ``keys`` in the table whose entries start with ``prefix``."""
+    if NATIVE is not None:
+        found: list[bytes] | None = NATIVE.stored_keys(prefix, keys, KEY_LIMIT)
+        if found is not None:
+            return found
+    return data_keys_in_python(prefix, keys)
+
+
+def data_keys_in_python(prefix: bytes, keys: list[Key]) -> list[bytes]:
+    """``data_keys`` without the native core (which gives the same keys)."""
+    return [prefix + stored_key(encode_key(key)) for key in keys]
+
+
+def keyed_entries(
+    prefix: bytes, items: list[tuple[Key, Row | None]], layout: Layout | None
+) -> list[tuple[bytes, bytes | None]]:
+    """A keyed table's changes (key → row in the table's columns, None deleting) as data
+    entries: the data key and the value (None for a delete), sorted by data key; rows
+    placed by ``layout``."""
+    if layout is not None:
+        items = [(key, None if row is None else layout.place(row)) for key, row in items]
+    if NATIVE is not None:
+        found: list[tuple[bytes, bytes | None]] | None = NATIVE.keyed_entries(
+            prefix, items, KEY_LIMIT
+        )
+        if found is not None:
+            return found
+    return keyed_entries_in_python(prefix, items)
+
+
+def keyed_entries_in_python(
+    prefix: bytes, items: list[tuple[Key, Row | None]]
+) -> list[tuple[bytes, bytes | None]]:
+    """``keyed_entries`` (rows placed already) without the native core, which gives the
+    same entries (rows encoded alike: ``codec``)."""
+    entries = []
+    for key, row in items:
+        raw = encode_key(key)
+        value = None if row is None else keyed_value(raw, row)
+        entries.append((prefix + stored_key(raw), value))
+    entries.sort(key=_first)
+    return entries
 
 
 def keyed_row(stored_key: bytes, value: bytes) -> tuple[bytes, Row]:

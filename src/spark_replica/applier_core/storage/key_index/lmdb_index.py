@@ -77,6 +77,8 @@ from spark_replica.applier_core.storage.key_index.entries import (
     TableEntry,
     bag_row,
     bag_value,
+    data_keys,
+    keyed_entries,
     keyed_row,
     keyed_value,
     pack_generations,
@@ -229,7 +231,6 @@ class LmdbKeyIndex:
         the duplicate checks of a rows event's inserts)."""
         if not keys:
             return []
-        suffixes = [stored_key(encode_key(key)) for key in keys]
         with self._gates.mine():
             if self._closed:
                 raise KeyIndexError("the key index is closed")
@@ -238,9 +239,8 @@ class LmdbKeyIndex:
                 table = self._table(txn, table_id)
                 if table is None:
                     return [False] * len(keys)
-                prefix = table.prefix
                 find = txn.cursor(db=self._data).set_key  # no copy of the row, unlike get
-                return [find(prefix + suffix) for suffix in suffixes]
+                return [find(name) for name in data_keys(table.prefix, list(keys))]
             finally:
                 txn.abort()
                 self._resident.read(len(keys))
@@ -752,23 +752,18 @@ class LmdbKeyIndex:
         # Each change reads a B-tree path through the mapping: counted as reads, so the
         # pages they mapped are released as it goes.
         self._resident.read(len(items))
-        changes = []
-        for key, change in items:
-            raw = encode_key(key)
-            changes.append((prefix + stored_key(raw), raw, change))
-        changes.sort(key=_first)
+        changes = keyed_entries(prefix, items, layout)
         cursor = txn.cursor(db=data)
-        previous = dict(cursor.getmulti([stored for stored, _, _ in changes]))
+        previous = dict(cursor.getmulti([stored for stored, _ in changes]))
         puts: list[tuple[bytes, bytes]] = []
         written = 0
-        for stored, raw, change in changes:
-            if change is None:
+        for stored, value in changes:
+            if value is None:
                 if stored in previous:
                     self._will_write(len(stored))
                     txn.delete(stored, db=data)
                     rows -= 1
                 continue
-            value = keyed_value(raw, change if layout is None else layout.place(change))
             puts.append((stored, value))
             written += len(stored) + len(value)
             if stored not in previous:
@@ -779,7 +774,7 @@ class LmdbKeyIndex:
         if undo:
             records = []
             written = 0
-            for stored, _, _ in changes:
+            for stored, _ in changes:
                 before = previous.get(stored)
                 record = (_UNDO_DATA + stored, _ABSENT if before is None else _PRESENT + before)
                 records.append(record)
