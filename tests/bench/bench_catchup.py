@@ -42,7 +42,8 @@ Usage (from the repository root)::
 
     .venv/bin/python tests/bench/bench_catchup.py [--shapes bulk,oltp] [--replicas
         mariadb,csa,mta] [--employees 300024] [--oltp-rows 10000] [--oltp-events 20000]
-        [--profile] [--keep DIR] [--server-log-level LEVELS] [--json PATH] [--quick]
+        [--profile] [--keep DIR] [--config TOML] [--server-log-level LEVELS] [--json PATH]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -342,14 +343,14 @@ def _channel_error(cursor: Any) -> str | None:
 
 def run_ours(applier: str, source: MariaDB, backlog: Backlog, work: Path,
              truth: dict[str, int], profile: bool, keep: Path | None = None,
-             log_level: str = "WARNING") -> Run:  # fmt: skip
+             log_level: str = "WARNING", config: Path | None = None) -> Run:  # fmt: skip
     """This replica, with ``applier`` (``APPLIERS``' names), from the source's first GTID;
     its CPU split by stage when ``profile``. ``keep``: where py-spy's samples and the
     server's log (at ``log_level``) are copied."""
     run = Run(applier)
     data = work / f"replica-{applier}"
     data.mkdir(parents=True)
-    server = ServerProcess(data, log_level=log_level)
+    server = ServerProcess(data, config, log_level=log_level)
     try:
         with connect(server.port) as conn, conn.cursor() as cursor:
             options = dict(item.split("=") for item in APPLIERS[applier].split(", "))
@@ -451,7 +452,7 @@ def run_shape(shape: str, work: Path, args: argparse.Namespace) -> ShapeResult:
                 run = run_mariadb(source, backlog, work, truth)
             else:
                 run = run_ours(replica, source, backlog, work, truth, args.profile, args.keep,
-                               args.server_log_level)  # fmt: skip
+                               args.server_log_level, args.config)  # fmt: skip
             _drain(run, backlog)
             result.runs.append(run)
             show_run(run)
@@ -519,6 +520,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=Path,
         default=None,
         help="keep each of our servers' log (and py-spy's raw samples) in DIR",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="TOML",
+        type=Path,
+        default=None,
+        help="our servers' configuration file (default: the defaults)",
     )
     parser.add_argument(
         "--server-log-level",

@@ -365,6 +365,52 @@ def test_an_index_of_the_previous_codec_is_read_and_marked_as_this_codecs(
 
 
 @pytest.mark.parametrize("recover", ["apply", "undo", "align"])
+def test_a_batch_appending_past_the_greatest_key_is_taken_out_too(
+    index: LmdbKeyIndex, monkeypatch: pytest.MonkeyPatch, recover: str
+) -> None:
+    """Entries past a table's greatest key (a bulk load of ascending ids) are neither read
+    nor given an undo record each: one record names the key they came after, and an undo
+    deletes everything of the table after it, over as many transactions as it takes."""
+    monkeypatch.setattr(lmdb_index, "CHANGES_PER_TXN", 4)
+    index.apply(1, {1: TableChanges(replace=[(k, "old") for k in (10, 20, 30)], key_of=key_of),
+                    2: TableChanges(replace=[], key_of=key_of)})  # fmt: skip
+    index.apply(2, {3: TableChanges(replace=[(5, "other")], key_of=key_of)})  # a later table
+    before = raw_state(index)
+    puts: dict[Any, Any] = {(k,): (k, "new") for k in range(25, 60)}  # 30 replaced, 31.. appended
+    puts[(10,)] = None
+    puts[(61,)] = None  # deleting what is not there
+    appended = {(k,): (k, "fresh") for k in range(1, 11)}  # into the empty table
+    writes = {1: TableChanges(puts=puts), 2: TableChanges(puts=appended)}
+    change, calls = index._change, []
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 6:
+            raise KeyIndexError("no disk space for the key index (as a test)")
+        return change(*args, **kwargs)
+
+    monkeypatch.setattr(index, "_change", failing)
+    with pytest.raises(KeyIndexError, match="as a test"):
+        index.apply(3, writes)
+    monkeypatch.setattr(index, "_change", change)
+    assert raw_state(index) != before
+    if recover == "apply":
+        index.apply(3, writes)
+        assert sorted(index.rows(1)) == [(20, "old")] + [(k, "new") for k in range(25, 60)]
+        assert index.size(1) == 36 and index.size(2) == 10
+        assert index.present(1, [(10,), (30,), (59,), (60,)]) == [False, True, True, False]
+        index.undo(3)
+    elif recover == "undo":
+        index.undo(3)
+    else:
+        index.align(2)
+    assert raw_state(index) == before
+    assert index.present(2, [(1,)]) == [False] and index.size(1) == 3
+    with index._env.begin() as txn:
+        assert txn.stat(index._undo)["entries"] == 0
+
+
+@pytest.mark.parametrize("recover", ["apply", "undo", "align"])
 def test_a_batch_that_fails_between_its_transactions_is_taken_out(
     index: LmdbKeyIndex, monkeypatch: pytest.MonkeyPatch, recover: str
 ) -> None:

@@ -12,7 +12,8 @@ open handles, 2.6 µs per lookup with 2,000 tables against 0.27 µs with 2, meas
 * ``tables``: table id → generation, keyed flag, row count, and the keyed table's
   ``layout.Layout`` when an ALTER placed its columns anew (the rows stay as stored).
 * ``undo``: what the last batch changed, as it was before: table entries, data entries,
-  the generations the batch created and retired.
+  the generations the batch created and retired, and for a table the batch appended to
+  past its greatest key, that key (everything after it is the batch's).
 * ``meta``: the last batch applied, the batch the undo records describe, the next
   generation, generations awaiting reclaim, the codec version.
 
@@ -49,6 +50,7 @@ import os
 import shutil
 import tempfile
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,6 +108,9 @@ _UNDO_TABLE = b"T"
 _UNDO_DATA = b"D"
 _UNDO_CREATED = b"N"
 _UNDO_RETIRED = b"R"
+#: A table's generation → its greatest data key before the batch appended past it (empty:
+#: the table had none); an undo deletes every entry of the generation after it.
+_UNDO_ABOVE = b"A"
 _ABSENT = b""
 _PRESENT = b"\x01"
 
@@ -239,8 +244,14 @@ class LmdbKeyIndex:
                 table = self._table(txn, table_id)
                 if table is None:
                     return [False] * len(keys)
-                find = txn.cursor(db=self._data).set_key  # no copy of the row, unlike get
-                return [find(name) for name in data_keys(table.prefix, list(keys))]
+                cursor = txn.cursor(db=self._data)
+                top = _greatest(cursor, table.prefix)
+                if top is None:
+                    return [False] * len(keys)
+                find = cursor.set_key  # no copy of the row, unlike get
+                # A key past the table's greatest is not there: appended keys (ascending
+                # ids) cost no lookup.
+                return [name <= top and find(name) for name in data_keys(table.prefix, list(keys))]
             finally:
                 txn.abort()
                 self._resident.read(len(keys))
@@ -747,17 +758,27 @@ class LmdbKeyIndex:
     ) -> int:
         """``_change`` of a keyed table: the rows it has after them. The entries before are
         read in one go, the puts and their undo records written in key order in one go each
-        (LMDB's loops, not Python's)."""
+        (LMDB's loops, not Python's); entries past the table's greatest key (a bulk load of
+        ascending ids) need neither a read nor an undo record of their own."""
         data, prefix, rows, layout = self._data, table.prefix, table.rows, table.layout
         # Each change reads a B-tree path through the mapping: counted as reads, so the
         # pages they mapped are released as it goes.
         self._resident.read(len(items))
         changes = keyed_entries(prefix, items, layout)
         cursor = txn.cursor(db=data)
-        previous = dict(cursor.getmulti([stored for stored, _ in changes]))
+        # Entries past the table's greatest key are new (ascending ids): no lookup, and
+        # one undo record for them all, the greatest key they came after.
+        top = _greatest(cursor, prefix)
+        split = 0 if top is None else bisect_right(changes, top, key=_first)
+        if undo and split < len(changes):
+            above = _UNDO_ABOVE + prefix
+            self._will_write(len(above) + len(top or b""))
+            txn.put(above, top or b"", db=self._undo, overwrite=False)
+        settled = changes[:split]
+        previous = dict(cursor.getmulti([stored for stored, _ in settled])) if settled else {}
         puts: list[tuple[bytes, bytes]] = []
         written = 0
-        for stored, value in changes:
+        for stored, value in settled:
             if value is None:
                 if stored in previous:
                     self._will_write(len(stored))
@@ -768,13 +789,18 @@ class LmdbKeyIndex:
             written += len(stored) + len(value)
             if stored not in previous:
                 rows += 1
+        for stored, value in changes[split:]:
+            if value is not None:
+                puts.append((stored, value))
+                written += len(stored) + len(value)
+                rows += 1
         if puts:
             self._will_write(written, pages=len(puts) * PUT_PAGES_BYTES)
             cursor.putmulti(puts)
-        if undo:
+        if undo and settled:
             records = []
             written = 0
-            for stored, _ in changes:
+            for stored, _ in settled:
                 before = previous.get(stored)
                 record = (_UNDO_DATA + stored, _ABSENT if before is None else _PRESENT + before)
                 records.append(record)
@@ -933,6 +959,8 @@ class LmdbKeyIndex:
             raise KeyIndexError(f"the key index holds no undo records for batch {batch}")
         while self._write(self._restore_rows):
             pass
+        while self._write(self._remove_appended):
+            pass
         self._write(lambda txn: self._restore_tables(txn, batch))
 
     def _restore_rows(self, txn: lmdb.Transaction[bytes]) -> int:
@@ -951,6 +979,29 @@ class LmdbKeyIndex:
             found = cursor.delete()
             restored += 1
         return restored
+
+    def _remove_appended(self, txn: lmdb.Transaction[bytes]) -> int:
+        """Delete up to ``CHANGES_PER_TXN`` entries a batch appended past a table's greatest
+        key (its ``_UNDO_ABOVE`` records), deleting each record once its entries are gone;
+        how many entries."""
+        records = txn.cursor(db=self._undo)
+        data = txn.cursor(db=self._data)
+        removed = 0
+        found = records.set_range(_UNDO_ABOVE)
+        while found and removed < CHANGES_PER_TXN and records.key()[:1] == _UNDO_ABOVE:
+            prefix, top = records.key()[1:], records.value()
+            start = top if top else prefix
+            here = data.set_range(start)
+            if here and top and data.key() == top:
+                here = data.next()
+            while here and removed < CHANGES_PER_TXN and data.key().startswith(prefix):
+                self._will_write(0, pages=IN_ORDER_DELETE_BYTES)
+                here = data.delete()
+                removed += 1
+            if here and data.key().startswith(prefix):
+                break  # more of them: the next transaction
+            found = records.delete()
+        return removed
 
     def _restore_tables(self, txn: lmdb.Transaction[bytes], batch: int) -> None:
         cursor = txn.cursor(db=self._undo)
@@ -1068,6 +1119,16 @@ class _ChunkDuplicate(KeyIndexError):
 
 
 _first = itemgetter(0)
+
+
+def _greatest(cursor: lmdb.Cursor[bytes], prefix: bytes) -> bytes | None:
+    """The greatest data key under ``prefix`` (a table's generation), None when there is
+    none; leaves the cursor anywhere."""
+    after = U64.pack(int(U64.unpack(prefix)[0]) + 1)
+    found = cursor.prev() if cursor.set_range(after) else cursor.last()
+    if found and cursor.key().startswith(prefix):
+        return cursor.key()
+    return None
 
 
 def _chunks(rows: Iterable[_T], size: int) -> Iterator[list[_T]]:
