@@ -25,7 +25,9 @@ subprocess.
 
 ``--codec`` prints instead the microseconds per encode and decode of a sysbench-shaped row
 (INT id, INT k, CHAR(120) c, CHAR(60) pad) by pickle protocol 5, marshal format 4 and the
-index's codec (which picks marshal for such a row), and of its key.
+index's codec (which picks marshal for such a row), and of its key; and of an employees row
+holding two dates; the codec by its native core and by its Python form
+(``encode_row_in_python``, ``key_bytes_in_python``).
 
     python tests/bench/bench_key_index.py --rows 2000000
 """
@@ -266,18 +268,28 @@ def codec_figures(repeat: int = 5, number: int = 100_000) -> dict[str, float]:
     import marshal
     import pickle
     import timeit
+    from datetime import date
 
     from spark_replica.applier_core.storage.key_index import codec
 
     row = (4_999_123, 5_001, "83868641912-28773972837-60736120486-75162659906-27563526494-"
            "20381887404-41576422241-93426793964-56405065102-33518432330",
            "67847967377-48000963322-62604785301-91415491898-96926520291")  # fmt: skip
+    # An employees row (test_db): two DATE columns, which marshal alone does not hold.
+    dated = (10_001, date(1953, 9, 2), "Georgi", "Facello", "M", date(1986, 6, 26))
     pickled, marshalled, encoded = (
         pickle.dumps(row, 5),
         marshal.dumps(row, 4),
         codec.encode_row(row),
     )
+    dated_encoded = codec.encode_row(dated)
     cases = {
+        "codec_encode_row_in_python": lambda: codec.encode_row_in_python(row),
+        "pickle5_encode_dated_row": lambda: pickle.dumps(dated, 5),
+        "codec_encode_dated_row": lambda: codec.encode_row(dated),
+        "codec_encode_dated_row_in_python": lambda: codec.encode_row_in_python(dated),
+        "codec_decode_dated_row": lambda: codec.decode_row(dated_encoded),
+        "codec_encode_key_in_python": lambda: codec.key_bytes_in_python((row[0],)),
         "pickle5_encode": lambda: pickle.dumps(row, 5),
         "pickle5_decode": lambda: pickle.loads(pickled),
         "marshal4_encode": lambda: marshal.dumps(row, 4),
