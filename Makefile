@@ -50,9 +50,11 @@ soak: $(ARCHIVE)  ## The reliability suite's long forms (kills, storms, fuzzing;
 test-fast: $(JARS) $(NATIVE)  ## Run the tests that need no external client program
 	$(BIN)/pytest -q -m "not clients and not spark"
 
-lint: $(STAMP)  ## ruff check and ruff format --check
+lint: $(STAMP)  ## ruff check and ruff format --check; cargo fmt --check and clippy on the native core
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
+	cargo fmt --check --manifest-path native/Cargo.toml
+	cargo clippy --quiet --release --manifest-path native/Cargo.toml -- -D warnings
 
 types: $(NATIVE)  ## mypy (strict)
 	$(BIN)/mypy

@@ -75,16 +75,15 @@ fn value_into(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyRe
             out.extend_from_slice(&[month, day]);
         }
         Kind::DateTime => {
-            let moment = datetime_parts(value)?;
-            if moment.aware {
+            let ((year, month, day), time) = datetime_parts(value)?;
+            if time.aware {
                 return Ok(None); // as its UTC instant: the Python codec
             }
             out.push(DATETIME);
-            out.extend_from_slice(&(moment.year as u16).to_be_bytes());
-            out.extend_from_slice(&[moment.month, moment.day, moment.hour, moment.minute]);
-            out.push(moment.second);
-            out.extend_from_slice(&moment.micro.to_be_bytes());
-            return Ok(Some(!moment.fold));
+            out.extend_from_slice(&(year as u16).to_be_bytes());
+            out.extend_from_slice(&[month, day, time.hour, time.minute, time.second]);
+            out.extend_from_slice(&time.micro.to_be_bytes());
+            return Ok(Some(!time.fold));
         }
         Kind::Time => {
             let time = time_parts(value)?;

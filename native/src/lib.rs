@@ -102,33 +102,7 @@ fn date_parts(value: &Bound<'_, PyAny>) -> PyResult<(i32, u8, u8)> {
     Ok((date.get_year(), date.get_month(), date.get_day()))
 }
 
-struct DateTimeParts {
-    year: i32,
-    month: u8,
-    day: u8,
-    hour: u8,
-    minute: u8,
-    second: u8,
-    micro: u32,
-    fold: bool,
-    aware: bool,
-}
-
-fn datetime_parts(value: &Bound<'_, PyAny>) -> PyResult<DateTimeParts> {
-    let moment = value.downcast::<PyDateTime>()?;
-    Ok(DateTimeParts {
-        year: moment.get_year(),
-        month: moment.get_month(),
-        day: moment.get_day(),
-        hour: moment.get_hour(),
-        minute: moment.get_minute(),
-        second: moment.get_second(),
-        micro: moment.get_microsecond(),
-        fold: moment.get_fold(),
-        aware: moment.get_tzinfo().is_some(),
-    })
-}
-
+/// A time of day: a datetime's or a time's.
 struct TimeParts {
     hour: u8,
     minute: u8,
@@ -138,21 +112,36 @@ struct TimeParts {
     aware: bool,
 }
 
+fn clock<'py>(value: &(impl PyTimeAccess + PyTzInfoAccess<'py>)) -> TimeParts {
+    TimeParts {
+        hour: value.get_hour(),
+        minute: value.get_minute(),
+        second: value.get_second(),
+        micro: value.get_microsecond(),
+        fold: value.get_fold(),
+        aware: value.get_tzinfo().is_some(),
+    }
+}
+
+fn datetime_parts(value: &Bound<'_, PyAny>) -> PyResult<((i32, u8, u8), TimeParts)> {
+    let moment = value.downcast::<PyDateTime>()?;
+    Ok((
+        (moment.get_year(), moment.get_month(), moment.get_day()),
+        clock(moment),
+    ))
+}
+
 fn time_parts(value: &Bound<'_, PyAny>) -> PyResult<TimeParts> {
-    let time = value.downcast::<PyTime>()?;
-    Ok(TimeParts {
-        hour: time.get_hour(),
-        minute: time.get_minute(),
-        second: time.get_second(),
-        micro: time.get_microsecond(),
-        fold: time.get_fold(),
-        aware: time.get_tzinfo().is_some(),
-    })
+    Ok(clock(value.downcast::<PyTime>()?))
 }
 
 fn delta_parts(value: &Bound<'_, PyAny>) -> PyResult<(i32, i32, i32)> {
     let delta = value.downcast::<PyDelta>()?;
-    Ok((delta.get_days(), delta.get_seconds(), delta.get_microseconds()))
+    Ok((
+        delta.get_days(),
+        delta.get_seconds(),
+        delta.get_microseconds(),
+    ))
 }
 
 /// A row as the key index stores it (`codec.encode_row`'s format: marshal, its temporal and
@@ -173,7 +162,8 @@ fn key_bytes<'py>(values: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyB
         return Ok(None);
     };
     let mut out = Vec::with_capacity(16 * values.len());
-    Ok(key::values(values.iter(), &mut out, 0)?.map(|exact| (PyBytes::new(values.py(), &out), exact)))
+    Ok(key::values(values.iter(), &mut out, 0)?
+        .map(|exact| (PyBytes::new(values.py(), &out), exact)))
 }
 
 /// `key_bytes`'s bytes alone (the key index's lookups).
@@ -210,12 +200,20 @@ fn stored_keys<'py>(
 }
 
 /// Writes a key's bytes after the prefix in `out`; false when the Python codec must.
-fn stored_key(key: &Bound<'_, PyAny>, out: &mut Vec<u8>, start: usize, limit: usize) -> PyResult<bool> {
+fn stored_key(
+    key: &Bound<'_, PyAny>,
+    out: &mut Vec<u8>,
+    start: usize,
+    limit: usize,
+) -> PyResult<bool> {
     let Ok(values) = key.downcast_exact::<PyTuple>() else {
         return Ok(false);
     };
     Ok(key::values(values.iter(), out, 0)?.is_some() && out.len() - start < limit)
 }
+
+/// A data key and its value (None: a delete).
+type Entry<'py> = (Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>);
 
 /// A keyed table's changes as data entries (`(key, row or None)` items): each item's data
 /// key and its value (the encoded row, None for a delete), sorted by data key; None when
@@ -225,7 +223,7 @@ fn keyed_entries<'py>(
     prefix: &[u8],
     items: &Bound<'py, PyList>,
     limit: usize,
-) -> PyResult<Option<Vec<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)>>> {
+) -> PyResult<Option<Vec<Entry<'py>>>> {
     let py = items.py();
     let mut entries: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::with_capacity(items.len());
     for item in items.iter() {
@@ -258,7 +256,12 @@ fn keyed_entries<'py>(
     Ok(Some(
         entries
             .into_iter()
-            .map(|(stored, value)| (PyBytes::new(py, &stored), value.map(|v| PyBytes::new(py, &v))))
+            .map(|(stored, value)| {
+                (
+                    PyBytes::new(py, &stored),
+                    value.map(|v| PyBytes::new(py, &v)),
+                )
+            })
             .collect(),
     ))
 }

@@ -2,9 +2,11 @@
 //! reads them; temporal and decimal values as the Python codec's parts.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
-use crate::{date_parts, datetime_parts, delta_parts, kind_of, ordinal, time_parts, Kind};
+use crate::{
+    date_parts, datetime_parts, delta_parts, kind_of, ordinal, time_parts, Kind, TimeParts,
+};
 
 const NONE: u8 = b'N';
 const FALSE: u8 = b'F';
@@ -183,24 +185,16 @@ fn part(value: &Bound<'_, PyAny>, position: usize, out: &mut Vec<u8>) -> PyResul
             small_int(&mut entry, ordinal(year, month, day));
         }
         Kind::DateTime => {
-            let moment = datetime_parts(value)?;
-            if moment.aware {
+            let ((year, month, day), time) = datetime_parts(value)?;
+            if time.aware {
                 return Ok(None);
             }
             small_int(&mut entry, DATETIME_PART);
             sequence_head(&mut entry, 8, true);
-            for field in [
-                i64::from(moment.year),
-                i64::from(moment.month),
-                i64::from(moment.day),
-                i64::from(moment.hour),
-                i64::from(moment.minute),
-                i64::from(moment.second),
-                i64::from(moment.micro),
-                i64::from(moment.fold),
-            ] {
+            for field in [i64::from(year), i64::from(month), i64::from(day)] {
                 small_int(&mut entry, field);
             }
+            clock_fields(&mut entry, &time);
         }
         Kind::Time => {
             let time = time_parts(value)?;
@@ -209,15 +203,7 @@ fn part(value: &Bound<'_, PyAny>, position: usize, out: &mut Vec<u8>) -> PyResul
             }
             small_int(&mut entry, TIME_PART);
             sequence_head(&mut entry, 5, true);
-            for field in [
-                i64::from(time.hour),
-                i64::from(time.minute),
-                i64::from(time.second),
-                i64::from(time.micro),
-                i64::from(time.fold),
-            ] {
-                small_int(&mut entry, field);
-            }
+            clock_fields(&mut entry, &time);
         }
         Kind::Delta => {
             let (days, seconds, micro) = delta_parts(value)?;
@@ -237,6 +223,15 @@ fn part(value: &Bound<'_, PyAny>, position: usize, out: &mut Vec<u8>) -> PyResul
     }
     out.extend_from_slice(&entry);
     Ok(Some(()))
+}
+
+/// Hour, minute, second, microsecond and fold, as ints.
+fn clock_fields(out: &mut Vec<u8>, time: &TimeParts) {
+    for field in [time.hour, time.minute, time.second] {
+        small_int(out, i64::from(field));
+    }
+    small_int(out, i64::from(time.micro));
+    small_int(out, i64::from(time.fold));
 }
 
 /// An int known to fit 32 bits (positions, tags, date fields, ordinals).

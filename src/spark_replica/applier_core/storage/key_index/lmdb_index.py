@@ -236,25 +236,17 @@ class LmdbKeyIndex:
         the duplicate checks of a rows event's inserts)."""
         if not keys:
             return []
-        with self._gates.mine():
-            if self._closed:
-                raise KeyIndexError("the key index is closed")
-            txn = self._env.begin()
-            try:
-                table = self._table(txn, table_id)
-                if table is None:
-                    return [False] * len(keys)
-                cursor = txn.cursor(db=self._data)
-                top = _greatest(cursor, table.prefix)
-                if top is None:
-                    return [False] * len(keys)
-                find = cursor.set_key  # no copy of the row, unlike get
-                # A key past the table's greatest is not there: appended keys (ascending
-                # ids) cost no lookup.
-                return [name <= top and find(name) for name in data_keys(table.prefix, list(keys))]
-            finally:
-                txn.abort()
-                self._resident.read(len(keys))
+        with self._reading() as txn:
+            self._resident.read(len(keys))
+            table = self._table(txn, table_id)
+            cursor = txn.cursor(db=self._data)
+            top = None if table is None else _greatest(cursor, table.prefix)
+            if table is None or top is None:
+                return [False] * len(keys)
+            find = cursor.set_key  # no copy of the row, unlike get
+            # A key past the table's greatest is not there: appended keys (ascending ids)
+            # cost no lookup.
+            return [name <= top and find(name) for name in data_keys(table.prefix, list(keys))]
 
     def count(self, table_id: int, row: Row) -> int:
         """How many times a keyless table holds ``row``."""
