@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
-from spark_replica.applier_core.binlog.events import Gtid
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Gtid, Query
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogReader
 from spark_replica.applier_core.binlog.relaylog.seal import read_seal
 from spark_replica.applier_core.binlog.stream import StreamDecoder

@@ -9,8 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_replica.applier_core.binlog.events import Event, Xid
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidList
+from spark_replica.applier_core.binlog.events import Event, MariadbGtid, MariadbGtidList, Xid
 from spark_replica.applier_core.binlog.rows.rows import RowsEvent
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import encode_event_at
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.events import (
     FormatDescription,
     Gtid,
+    Query,
     Rotate,
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter
 from spark_replica.applier_core.gtid import GtidSet

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec_gtid import encode_gtid_set
+from spark_replica.applier_core.binlog.codecs.gtid import encode_gtid_set
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import (
     DEFAULT_FDE,

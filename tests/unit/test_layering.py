@@ -286,10 +286,10 @@ def test_no_forbidden_imports() -> None:
             "(forbidden in spark_replica.applier_core)",
         ),
         (
-            "spark_replica.applier_core.binlog.events_query",
+            "spark_replica.applier_core.binlog.codecs.query",
             False,
             "from sqlglot import expressions as exp\n",
-            "spark_replica.applier_core.binlog.events_query:1 imports sqlglot "
+            "spark_replica.applier_core.binlog.codecs.query:1 imports sqlglot "
             "(forbidden in spark_replica.applier_core)",
         ),
         (

@@ -8,8 +8,7 @@ import pytest
 
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import EventHeader
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import EventHeader, Query
 from spark_replica.applier_core.storage import InMemoryEngine, TransactionRef
 from spark_replica.applier_core.storage.accounts import AccountName
 

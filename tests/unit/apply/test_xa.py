@@ -16,10 +16,9 @@ from spark_replica.applier_core.apply.xa import (
     encode_events,
     parse_xa,
 )
-from spark_replica.applier_core.binlog.codec import encode_event
+from spark_replica.applier_core.binlog.codecs.registry import encode_event
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import Event, XaPrepare, make_header
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Event, Query, XaPrepare, make_header
 from spark_replica.applier_core.binlog.rows import RowsEvent
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.binlog.transactions import Transaction, group_transactions

@@ -11,18 +11,17 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_replica.applier_core.binlog.codec import (
+from spark_replica.applier_core.binlog.codecs.gtid import read_varlen, restamped_gtid, write_varlen
+from spark_replica.applier_core.binlog.codecs.payload import (
+    MAX_UNCOMPRESSED_PAYLOAD,
+    decompress_payload,
+)
+from spark_replica.applier_core.binlog.codecs.registry import (
     STATEMENT_ONLY_TYPES,
     decode_event,
     decode_header,
     encode_event,
     encode_event_at,
-)
-from spark_replica.applier_core.binlog.codec_gtid import read_varlen, restamped_gtid, write_varlen
-from spark_replica.applier_core.binlog.codec_payload import (
-    MAX_UNCOMPRESSED_PAYLOAD,
-    decompress_payload,
-    make_transaction_payload,
 )
 from spark_replica.applier_core.binlog.constants import ChecksumAlg, EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
@@ -35,7 +34,13 @@ from spark_replica.applier_core.binlog.events import (
     GtidFormat,
     Heartbeat,
     Incident,
+    MariadbAnnotateRows,
+    MariadbBinlogCheckpoint,
+    MariadbGtid,
+    MariadbGtidList,
     PreviousGtids,
+    Query,
+    QueryStatus,
     Rotate,
     RowsQuery,
     StatementOnlyEvent,
@@ -46,14 +51,8 @@ from spark_replica.applier_core.binlog.events import (
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_mariadb import (
-    MariadbAnnotateRows,
-    MariadbBinlogCheckpoint,
-    MariadbGtid,
-    MariadbGtidList,
-)
-from spark_replica.applier_core.binlog.events_query import Query, QueryStatus
 from spark_replica.applier_core.binlog.packing import Reader
+from spark_replica.applier_core.binlog.payload import make_transaction_payload, payload_events
 from spark_replica.applier_core.gtid import MAX_GNO, GtidSet
 
 U8 = st.integers(0, 0xFF)
@@ -577,7 +576,7 @@ def test_query_text_charsets() -> None:
 
 
 def test_query_status_unknown_code_stops_parsing() -> None:
-    from spark_replica.applier_core.binlog.events_query import parse_status_vars
+    from spark_replica.applier_core.binlog.status_vars import parse_status_vars
 
     raw = QueryStatus(flags2=5).encode() + b"\x0e\x01\x02\x03" + QueryStatus(sql_mode=1).encode()
     assert parse_status_vars(raw) == QueryStatus(flags2=5)
@@ -612,7 +611,7 @@ def test_payload_round_trip(compression: CompressionType) -> None:
     payload = make_transaction_payload(make_header(40), _inner(), compression=compression)
     decoded = round_trip(payload, True, 999)
     assert isinstance(decoded, TransactionPayload)
-    inner = decoded.events()
+    inner = payload_events(decoded)
     assert [type(e) for e in inner] == [Query, Query, Xid]
     for got, want in zip(inner, _inner(), strict=True):
         assert_same(got, want)
@@ -646,13 +645,13 @@ def test_payload_decompression_is_bounded() -> None:
 def test_payload_inner_garbage_is_a_binlog_error() -> None:
     data = zstandard.ZstdCompressor().compress(b"\x00" * 30)
     with pytest.raises(BinlogError, match="invalid event length 0 at offset 0"):
-        _payload(data, 30).events()
+        payload_events(_payload(data, 30))
     bad_inner = encode_event(Xid(make_header(16), 1), checksum=False, log_pos=0) + b"\x00"
     bad_inner = bad_inner[:9] + len(bad_inner).to_bytes(4, "little") + bad_inner[13:]
     payload = make_transaction_payload(make_header(40), [], compression=CompressionType.NONE)
     payload = dataclasses.replace(payload, payload=bad_inner)
     with pytest.raises(BinlogError, match="in compressed transaction at offset 0"):
-        payload.events()
+        payload_events(payload)
 
 
 def test_default_fde_is_an_84_server() -> None:

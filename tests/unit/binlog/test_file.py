@@ -12,10 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_replica.applier_core.binlog import file as file_module
-from spark_replica.applier_core.binlog.codec import (
-    decode_header,
-    encode_event,
-)
+from spark_replica.applier_core.binlog.codecs.registry import decode_header, encode_event
 from spark_replica.applier_core.binlog.constants import MAGIC, ChecksumAlg, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
@@ -23,11 +20,11 @@ from spark_replica.applier_core.binlog.events import (
     FormatDescription,
     Heartbeat,
     PreviousGtids,
+    Query,
     Rotate,
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import (
     BinlogFileReader,
     BinlogFileWriter,

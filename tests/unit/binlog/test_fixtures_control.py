@@ -14,31 +14,30 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_replica.applier_core.binlog.codec import (
+from spark_replica.applier_core.binlog.codecs.payload import decompress_payload, split_events
+from spark_replica.applier_core.binlog.codecs.registry import (
     decode_event,
     encode_event,
     remember_table_map,
 )
-from spark_replica.applier_core.binlog.codec_payload import decompress_payload, split_events
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     Event,
     FormatDescription,
     Gtid,
     GtidFormat,
+    MariadbBinlogCheckpoint,
+    MariadbGtid,
+    MariadbGtidList,
     PreviousGtids,
+    Query,
     Rotate,
     TransactionPayload,
     UnknownEvent,
     Xid,
 )
-from spark_replica.applier_core.binlog.events_mariadb import (
-    MariadbBinlogCheckpoint,
-    MariadbGtid,
-    MariadbGtidList,
-)
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader, read_raw_events
+from spark_replica.applier_core.binlog.payload import payload_events
 from tests.unit.binlog import FIXTURES, ROW_TYPES
 
 FIXTURE_FILES = sorted(path.name for path in FIXTURES.glob("*") if path.name != "README.md")
@@ -261,7 +260,7 @@ def test_payload_decompression(name: str) -> None:
 def test_payload_inner_events_decode(name: str) -> None:
     (payload,) = _events_of(name, TransactionPayload)
     assert isinstance(payload, TransactionPayload)
-    inner = payload.events()
+    inner = payload_events(payload)
     assert [e.header.type_code for e in inner] == PAYLOADS[name][1]
 
 
@@ -462,6 +461,6 @@ def test_mutated_events_raise_only_binlog_error(
     try:
         event = decode_event(bytes(data), fde, checksum=checksum, table_maps=maps)
         if isinstance(event, TransactionPayload):
-            event.events(fde)
+            payload_events(event, fde)
     except BinlogError:
         pass

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import decode_event, encode_event
+from spark_replica.applier_core.binlog.codecs.registry import decode_event, encode_event
 from spark_replica.applier_core.binlog.constants import ColumnType, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     Event,
     FormatDescription,
     Gtid,
+    Query,
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows import RowsEvent, make_column
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from tests.unit.binlog_rows.builders import rows_event, table

@@ -17,6 +17,9 @@ from spark_replica.applier_core.binlog.events import (
     Gtid,
     Heartbeat,
     Incident,
+    MariadbAnnotateRows,
+    MariadbGtid,
+    Query,
     Rotate,
     StatementOnlyEvent,
     Stop,
@@ -26,8 +29,6 @@ from spark_replica.applier_core.binlog.events import (
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_mariadb import MariadbAnnotateRows, MariadbGtid
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.transactions import (
     StandaloneEvent,

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import encode_event
-from spark_replica.applier_core.binlog.codec_payload import payload_events
+from spark_replica.applier_core.binlog.codecs.registry import encode_event
 from spark_replica.applier_core.binlog.events import TransactionPayload
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.packing import Reader
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.rows import (
     ABSENT,
     PartialJson,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog import codec as codec_module
-from spark_replica.applier_core.binlog.codec import decode_event
+from spark_replica.applier_core.binlog.codecs import registry as codec_module
+from spark_replica.applier_core.binlog.codecs.registry import decode_event
 from spark_replica.applier_core.binlog.constants import ColumnType as T
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError

@@ -7,18 +7,18 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.codec import encode_event_at, remember_table_map
-from spark_replica.applier_core.binlog.codec_payload import make_transaction_payload
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at, remember_table_map
 from spark_replica.applier_core.binlog.constants import ColumnType, EventFlag, EventType
 from spark_replica.applier_core.binlog.events import (
     Event,
     FormatDescription,
     Gtid,
+    Query,
     Rotate,
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.payload import make_transaction_payload
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLog, RelayLogWriter
 from spark_replica.applier_core.binlog.rows import RowsEvent, make_column
 from spark_replica.applier_core.csa import (

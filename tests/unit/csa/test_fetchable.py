@@ -11,8 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
-from spark_replica.applier_core.binlog.events import Event
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Event, Query
 from spark_replica.applier_core.binlog.relaylog import RelayLog
 from spark_replica.applier_core.csa import (
     EVENT_MEMORY,

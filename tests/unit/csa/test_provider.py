@@ -23,6 +23,7 @@ from spark_replica.applier_core.binlog.events import (
 from spark_replica.applier_core.binlog.file import BinlogFileReader, read_raw_events
 from spark_replica.applier_core.binlog.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.relaylog import RelayLog, relay_log_directory
 from spark_replica.applier_core.binlog.transactions import Transaction, group_transactions
 from spark_replica.applier_core.csa import (
@@ -115,7 +116,7 @@ def test_a_generated_workload_comes_out_transaction_for_transaction(
             inner: list[Event] = []
             for event in reference.events[1:]:
                 if event.header.type_code == EventType.TRANSACTION_PAYLOAD:
-                    inner += event.events()  # type: ignore[attr-defined]
+                    inner += payload_events(event)  # type: ignore[arg-type]
                 else:
                     inner.append(event)
             assert events == inner

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import encode_event_at
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
 from spark_replica.applier_core.binlog.file import read_raw_events

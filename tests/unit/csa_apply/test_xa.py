@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import encode_event_at
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import Event, XaPrepare, make_header
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter

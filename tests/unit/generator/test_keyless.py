@@ -11,8 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from spark_replica.applier_core.binlog.events import Gtid
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Gtid, Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.generator.clock import WritesetClock
 from spark_replica.applier_core.binlog.generator.schema import Row

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from spark_replica.applier_core.apply.serial import SerialApplier
-from spark_replica.applier_core.binlog.events import Gtid, TransactionPayload
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Gtid, Query, TransactionPayload
 from spark_replica.applier_core.binlog.file import BinlogFileReader
 from spark_replica.applier_core.binlog.generator.simulate import (
     SERVER_UUID,
@@ -18,6 +17,7 @@ from spark_replica.applier_core.binlog.generator.simulate import (
     simulate,
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.rows import RowKind, RowsEvent
 from spark_replica.applier_core.storage import InMemoryEngine
 from tests.unit.csa_apply.harness import engine_content
@@ -31,7 +31,9 @@ def replay(files: list[Path]) -> tuple[Rows, list[tuple[int, int, int]]]:
     for path in files:
         reader = BinlogFileReader(path)
         for _, _, event in reader:
-            events = list(event.events()) if isinstance(event, TransactionPayload) else [event]
+            events = (
+                list(payload_events(event)) if isinstance(event, TransactionPayload) else [event]
+            )
             for inner in events:
                 if isinstance(inner, Gtid):
                     clock.append((inner.gno, inner.last_committed, inner.sequence_number))

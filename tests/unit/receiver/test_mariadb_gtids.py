@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_replica.applier_core.binlog.events import EventHeader
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidFlag
+from spark_replica.applier_core.binlog.events import EventHeader, MariadbGtid, MariadbGtidFlag
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.mariadb import (
     CommitGroups,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import encode_event, remember_table_map
+from spark_replica.applier_core.binlog.codecs.registry import encode_event, remember_table_map
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.file import read_raw_events
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLogWriter

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.codec import encode_event_at, remember_table_map
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at, remember_table_map
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.events import Event, PreviousGtids, Rotate, make_header
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.codec import (
+from spark_replica.applier_core.binlog.codecs.registry import (
     decode_event,
     encode_event_at,
     remember_table_map,

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
-from spark_replica.applier_core.binlog.codec_payload import payload_events
 from spark_replica.applier_core.binlog.events import Event, Gtid, TransactionPayload
 from spark_replica.applier_core.binlog.file import BinlogFileReader
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import EngineSession, StorageEngine, TransactionRef

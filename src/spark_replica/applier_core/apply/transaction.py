@@ -30,9 +30,8 @@ from spark_replica.applier_core.apply.xa import (
 )
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import Event, Gtid, XaPrepare
+from spark_replica.applier_core.binlog.events import Event, Gtid, Query, XaPrepare
 from spark_replica.applier_core.binlog.events import Xid as XidEvent
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.rows import RowsEvent
 from spark_replica.applier_core.binlog.versions import UNKNOWN_VERSION, SourceVersion
 from spark_replica.applier_core.errors import ErrorCode, format_message

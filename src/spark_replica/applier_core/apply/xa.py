@@ -23,11 +23,14 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from spark_replica.applier_core.binlog.codec import decode_bytes, encode_event, remember_table_map
+from spark_replica.applier_core.binlog.codecs.registry import (
+    decode_bytes,
+    encode_event,
+    remember_table_map,
+)
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, XaPrepare
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, Query, XaPrepare
 from spark_replica.applier_core.binlog.rows import RowsEvent
 
 _HEADER_LEN = 19

@@ -20,19 +20,18 @@ from spark_replica.applier_core.binlog.events import (
     Gtid,
     Heartbeat,
     Incident,
+    MariadbAnnotateRows,
+    MariadbGtid,
+    MariadbGtidList,
     PreviousGtids,
+    Query,
     Rotate,
     RowsQuery,
     TransactionPayload,
     Xid,
 )
-from spark_replica.applier_core.binlog.events_mariadb import (
-    MariadbAnnotateRows,
-    MariadbGtid,
-    MariadbGtidList,
-)
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.rows import (
     ABSENT,
     Geometry,
@@ -172,7 +171,9 @@ def row_changes(path: Path) -> Iterator[str]:
     """One JSON object per row change: gtid, db, table, op, before, after."""
     gtid = ""
     for _, _, event in BinlogFileReader(path):
-        inner_events = list(event.events()) if isinstance(event, TransactionPayload) else [event]
+        inner_events = (
+            list(payload_events(event)) if isinstance(event, TransactionPayload) else [event]
+        )
         for inner in inner_events:
             if isinstance(inner, Gtid | MariadbGtid):
                 gtid = "ANONYMOUS" if getattr(inner, "anonymous", False) else inner.gtid_text

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import BinaryIO, NamedTuple
 
-from spark_replica.applier_core.binlog.codec import (
+from spark_replica.applier_core.binlog.codecs.registry import (
     encode_event,
     encode_event_at,
     remember_table_map,

@@ -7,10 +7,9 @@ reader of a binary log or relay log carries from one event to the next.
 
 from __future__ import annotations
 
-from spark_replica.applier_core.binlog.codec import decode_bytes
+from spark_replica.applier_core.binlog.codecs.registry import decode_bytes
 from spark_replica.applier_core.binlog.constants import EventType as T
-from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, FormatDescription
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, FormatDescription, Query
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
 
 #: Events after which no earlier Table_map is referred to again. Not Format_description:

@@ -19,9 +19,14 @@ from dataclasses import dataclass
 
 from spark_replica.applier_core.binlog.constants import EventFlag
 from spark_replica.applier_core.binlog.constants import EventType as T
-from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidFlag
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import (
+    Event,
+    FormatDescription,
+    Gtid,
+    MariadbGtid,
+    MariadbGtidFlag,
+    Query,
+)
 
 Position = tuple[str, int]  # (file, offset)
 

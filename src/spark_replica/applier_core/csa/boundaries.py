@@ -18,8 +18,7 @@ from collections.abc import Callable
 
 from spark_replica.applier_core.apply.xa import xa_verb as xa_verb
 from spark_replica.applier_core.binlog.constants import STATEMENT_ONLY_EVENTS, EventType
-from spark_replica.applier_core.binlog.events import Gtid
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Gtid, Query
 from spark_replica.applier_core.gtid import GtidSet
 
 UNEXPECTED_EVENT = "Unexpected event in the Change stream applier reader"

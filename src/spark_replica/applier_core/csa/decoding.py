@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from typing import cast
 
-from spark_replica.applier_core.binlog.codec import decode_bytes
+from spark_replica.applier_core.binlog.codecs.registry import decode_bytes
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     DEFAULT_FDE,
     Event,
     FormatDescription,
+    Query,
     TransactionPayload,
 )
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.relaylog import RelayEvent
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
 
@@ -58,7 +59,7 @@ class EventDecoder:
             if type_code == _TABLE_MAP:
                 self.table_maps[cast(TableMapEvent, event).table_id] = event
             elif type_code == _PAYLOAD:
-                return cast(TransactionPayload, event).events(fde, self.table_maps)
+                return payload_events(cast(TransactionPayload, event), fde, self.table_maps)
         except BinlogError as exc:
             raise exc.at(relay.file, relay.start) from exc
         return (event,)

@@ -21,11 +21,10 @@ import time
 import zlib
 from collections.abc import Callable
 
-from spark_replica.applier_core.binlog.codec import type_name
+from spark_replica.applier_core.binlog.codecs.registry import type_name
 from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError, read_failure
-from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid, Rotate
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid, Query, Rotate
 from spark_replica.applier_core.binlog.relaylog import (
     RelayCoordinate,
     RelayEvent,

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from spark_replica.applier_core.apply.xa import xa_verb
-from spark_replica.applier_core.binlog.events import Event
-from spark_replica.applier_core.binlog.events_query import Query
+from spark_replica.applier_core.binlog.events import Event, Query
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
 from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
 from spark_replica.applier_core.mta.partitions import partitions_of

@@ -22,16 +22,17 @@ still names the source's binary log.
 
 from __future__ import annotations
 
-from spark_replica.applier_core.binlog.codec import encode_event
+from spark_replica.applier_core.binlog.codecs.registry import encode_event
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     FormatDescription,
     Gtid,
+    MariadbGtid,
+    MariadbGtidFlag,
+    Query,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidFlag
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.receiver.mariadb import CommitGroups, gtid_in_set

@@ -13,7 +13,7 @@ import struct
 import time
 from collections.abc import Iterator
 
-from spark_replica.applier_core.binlog.codec_gtid import encode_gtid_set
+from spark_replica.applier_core.binlog.codecs.gtid import encode_gtid_set
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import (
     CR_SERVER_LOST,

@@ -16,7 +16,7 @@ not mark as safe to run in parallel is a group of its own.
 
 from __future__ import annotations
 
-from spark_replica.applier_core.binlog.events_mariadb import MariadbGtid, MariadbGtidFlag
+from spark_replica.applier_core.binlog.events import MariadbGtid, MariadbGtidFlag
 from spark_replica.applier_core.gtid import GtidSet
 
 #: The first four bytes of every UUID that stands for a MariaDB domain and server: "MDB\0".

@@ -36,7 +36,7 @@ import threading
 import time
 from dataclasses import replace
 
-from spark_replica.applier_core.binlog.codec import encode_event_at
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (

@@ -20,8 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.codec import encode_event_at
-from spark_replica.applier_core.binlog.codec_gtid import decode_gtid_set
+from spark_replica.applier_core.binlog.codecs.gtid import decode_gtid_set
+from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import (
     CHECKSUM_LEN,
     HEADER_LEN,

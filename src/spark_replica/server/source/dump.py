@@ -24,8 +24,8 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from spark_replica.applier_core.binlog.codec import decode_bytes, encode_event
-from spark_replica.applier_core.binlog.codec_gtid import decode_gtid_set
+from spark_replica.applier_core.binlog.codecs.gtid import decode_gtid_set
+from spark_replica.applier_core.binlog.codecs.registry import decode_bytes, encode_event
 from spark_replica.applier_core.binlog.constants import CHECKSUM_LEN, HEADER_LEN, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Heartbeat, Rotate, make_header

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from spark_replica.applier_core.binlog.codec_gtid import restamped_gtid
+from spark_replica.applier_core.binlog.codecs.gtid import restamped_gtid
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
 from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
 from spark_replica.server.source.binlog import SourceBinlog

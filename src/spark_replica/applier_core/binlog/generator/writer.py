@@ -14,23 +14,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.codec import encode_event
-from spark_replica.applier_core.binlog.codec_payload import make_transaction_payload
+from spark_replica.applier_core.binlog.codecs.registry import encode_event
 from spark_replica.applier_core.binlog.constants import ColumnType, EventFlag, EventType
 from spark_replica.applier_core.binlog.events import (
     Event,
     EventHeader,
     FormatDescription,
     Gtid,
+    Query,
     Rotate,
     Xid,
     make_header,
 )
-from spark_replica.applier_core.binlog.events_query import Query
 from spark_replica.applier_core.binlog.file import BinlogFileWriter
 from spark_replica.applier_core.binlog.generator.schema import ColumnDef, TableDef
 from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, RowChange
 from spark_replica.applier_core.binlog.packing import pack_int
+from spark_replica.applier_core.binlog.payload import make_transaction_payload
 from spark_replica.applier_core.binlog.rows import (
     ColumnSpec,
     RowsEvent,

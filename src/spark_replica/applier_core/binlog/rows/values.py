@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.rows import temporal
 from spark_replica.applier_core.binlog.rows.charsets import BINARY, TEXT_CODECS
 from spark_replica.applier_core.binlog.rows.columns import ColumnSpec, T
 from spark_replica.applier_core.binlog.rows.decimal import (
@@ -46,6 +45,23 @@ from spark_replica.applier_core.binlog.rows.json_text import (
     JsonText,
     binary_to_text,
     text_to_binary,
+)
+from spark_replica.applier_core.binlog.rows.temporal import (
+    FRAC,
+    datetime2_decoder,
+    datetime2_encoder,
+    decode_date,
+    decode_datetime_old,
+    decode_time_old,
+    decode_timestamp_old,
+    encode_date,
+    encode_datetime_old,
+    encode_time_old,
+    encode_timestamp_old,
+    time2_decoder,
+    time2_encoder,
+    timestamp2_decoder,
+    timestamp2_encoder,
 )
 
 
@@ -348,29 +364,29 @@ def _temporal_or_string(spec: ColumnSpec, kind: int) -> Codec:
     fsp = spec.fsp or 0
     if fsp > 6:
         raise BinlogError(f"fractional seconds precision {fsp} is above 6")
-    frac = temporal.FRAC[fsp][0]
+    frac = FRAC[fsp][0]
     chk = _checked
     if kind == T.DATE:
-        return _fixed(spec, "3s", temporal.decode_date, chk(spec, temporal.encode_date))
+        return _fixed(spec, "3s", decode_date, chk(spec, encode_date))
     if kind == T.TIME:
-        return _fixed(spec, "3s", temporal.decode_time_old, chk(spec, temporal.encode_time_old))
+        return _fixed(spec, "3s", decode_time_old, chk(spec, encode_time_old))
     if kind == T.DATETIME:
-        encode_datetime = temporal.encode_datetime_old
-        return _fixed(spec, "Q", temporal.decode_datetime_old,
+        encode_datetime = encode_datetime_old
+        return _fixed(spec, "Q", decode_datetime_old,
                       chk(spec, lambda v: struct.pack("<Q", encode_datetime(v))))  # fmt: skip
     if kind == T.TIMESTAMP:
-        encode_timestamp = temporal.encode_timestamp_old
-        return _fixed(spec, "I", temporal.decode_timestamp_old,
+        encode_timestamp = encode_timestamp_old
+        return _fixed(spec, "I", decode_timestamp_old,
                       chk(spec, lambda v: struct.pack("<I", encode_timestamp(v))))  # fmt: skip
     if kind == T.TIMESTAMP2:
-        return _fixed(spec, f"{4 + frac}s", temporal.timestamp2_decoder(fsp),
-                      chk(spec, temporal.timestamp2_encoder(fsp)))  # fmt: skip
+        return _fixed(spec, f"{4 + frac}s", timestamp2_decoder(fsp),
+                      chk(spec, timestamp2_encoder(fsp)))  # fmt: skip
     if kind == T.DATETIME2:
-        return _fixed(spec, f"{5 + frac}s", temporal.datetime2_decoder(fsp),
-                      chk(spec, temporal.datetime2_encoder(fsp)))  # fmt: skip
+        return _fixed(spec, f"{5 + frac}s", datetime2_decoder(fsp),
+                      chk(spec, datetime2_encoder(fsp)))  # fmt: skip
     if kind == T.TIME2:
-        return _fixed(spec, f"{3 + frac}s", temporal.time2_decoder(fsp),
-                      chk(spec, temporal.time2_encoder(fsp)))  # fmt: skip
+        return _fixed(spec, f"{3 + frac}s", time2_decoder(fsp),
+                      chk(spec, time2_encoder(fsp)))  # fmt: skip
     if kind in (T.VARCHAR, T.VAR_STRING, T.STRING):
         length = spec.max_length or 0
         return _text_codec(spec, 2 if length > 255 else 1, length)

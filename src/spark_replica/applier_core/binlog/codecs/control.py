@@ -25,8 +25,8 @@ from spark_replica.applier_core.binlog.events import (
     XaPrepare,
     Xid,
 )
-from spark_replica.applier_core.binlog.events_query import decode_text
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
+from spark_replica.applier_core.binlog.text import decode_text
 
 _FDE_FIXED = struct.Struct("<H50sIB")  # binlog_version, server_version, create_timestamp, hlen
 _SERVER_VERSION_LEN = 50

@@ -1,25 +1,20 @@
-"""TRANSACTION_PAYLOAD_EVENT (40): body codec, bounded decompression, inner events (§7.10).
+"""TRANSACTION_PAYLOAD_EVENT (40): body codec, bounded decompression, splitting (§7.10).
 
 The body starts with (type, length, value) fields in MySQL packed integers: 2 compression
 type, 3 uncompressed size (compressed payloads only), 1 payload size, 0 end mark. The payload
-holds whole events with log_pos 0 and no checksum.
+holds whole events with log_pos 0 and no checksum; ``binlog.payload`` decodes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 
 import zstandard
 
-from spark_replica.applier_core.binlog.constants import HEADER_LEN, EventType
+from spark_replica.applier_core.binlog.constants import HEADER_LEN
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.events import (
-    CompressionType,
-    Event,
-    EventHeader,
-    FormatDescription,
-    TransactionPayload,
-)
+from spark_replica.applier_core.binlog.events.header import Event, EventHeader
+from spark_replica.applier_core.binlog.events.payload import CompressionType, TransactionPayload
 from spark_replica.applier_core.binlog.packing import Reader, pack_int
 
 #: No payload decompresses to more than this (MySQL's max_allowed_packet ceiling).
@@ -113,47 +108,3 @@ def split_events(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
             raise BinlogError(f"invalid event length {length} at offset {pos}")
         yield pos, view[pos : pos + length]
         pos += length
-
-
-def payload_events(
-    event: TransactionPayload,
-    fde: FormatDescription | None,
-    table_maps: Mapping[int, object] | None,
-) -> tuple[Event, ...]:
-    from spark_replica.applier_core.binlog.codec import decode_event, remember_table_map
-
-    maps = dict(table_maps or {})
-    events: list[Event] = []
-    for offset, raw in split_events(decompress_payload(event)):
-        try:
-            inner = decode_event(raw, fde, checksum=False, table_maps=maps)
-        except BinlogError as exc:
-            raise BinlogError(f"in compressed transaction at offset {offset}: {exc.cause}") from exc
-        if inner.header.type_code in (EventType.TRANSACTION_PAYLOAD, EventType.FORMAT_DESCRIPTION):
-            raise BinlogError(f"compressed transaction holds a {inner.header.type_name} event")
-        remember_table_map(inner, maps)
-        events.append(inner)
-    return tuple(events)
-
-
-def make_transaction_payload(
-    header: EventHeader,
-    events: Iterable[Event],
-    *,
-    compression: CompressionType = CompressionType.ZSTD,
-    level: int = 3,
-    table_maps: Mapping[int, object] | None = None,
-) -> TransactionPayload:
-    """Encode ``events`` (log_pos 0, no checksums) into a payload event, as a source does."""
-    from spark_replica.applier_core.binlog.codec import encode_event, remember_table_map
-
-    maps = dict(table_maps or {})
-    parts: list[bytes] = []
-    for inner in events:
-        parts.append(encode_event(inner, checksum=False, log_pos=0, table_maps=maps))
-        remember_table_map(inner, maps)
-    raw = b"".join(parts)
-    if compression == CompressionType.NONE:
-        return TransactionPayload(header, compression, 0, raw)
-    data = zstandard.ZstdCompressor(level=level).compress(raw)
-    return TransactionPayload(header, compression, len(raw), data)

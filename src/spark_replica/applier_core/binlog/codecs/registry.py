@@ -1,8 +1,9 @@
-"""Decode and encode single binary log events (mysql-reference §7.1).
+"""The codec registry: decode and encode single binary log events (mysql-reference §7.1).
 
 ``decode_event`` parses the common header, checks the length and the CRC32, and dispatches on
-the type code; ``encode_event`` is its inverse. Table_map and Rows events are handed to the
-``rows`` package. Every failure is a :class:`BinlogError`.
+the type code to the body codec of the event's family (``codecs.*``); ``encode_event`` is its
+inverse. Table_map and Rows events are handed to the ``rows`` package. Every failure is a
+:class:`BinlogError`.
 """
 
 from __future__ import annotations
@@ -12,18 +13,19 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, Protocol, cast
 
-from spark_replica.applier_core.binlog import codec_control as control
-from spark_replica.applier_core.binlog import events_mariadb as maria
-from spark_replica.applier_core.binlog.codec_gtid import (
+from spark_replica.applier_core.binlog.codecs import control
+from spark_replica.applier_core.binlog.codecs import mariadb as maria
+from spark_replica.applier_core.binlog.codecs.gtid import (
     decode_gtid_at,
     decode_previous_gtids,
     encode_gtid,
     encode_previous_gtids,
 )
-from spark_replica.applier_core.binlog.codec_payload import (
+from spark_replica.applier_core.binlog.codecs.payload import (
     decode_transaction_payload,
     encode_transaction_payload,
 )
+from spark_replica.applier_core.binlog.codecs.query import decode_query_at, encode_query
 from spark_replica.applier_core.binlog.constants import (
     CHECKSUM_LEN,
     HEADER_LEN,
@@ -42,7 +44,12 @@ from spark_replica.applier_core.binlog.events import (
     Gtid,
     Heartbeat,
     Incident,
+    MariadbAnnotateRows,
+    MariadbBinlogCheckpoint,
+    MariadbGtid,
+    MariadbGtidList,
     PreviousGtids,
+    Query,
     Rotate,
     RowsQuery,
     StatementOnlyEvent,
@@ -52,7 +59,6 @@ from spark_replica.applier_core.binlog.events import (
     XaPrepare,
     Xid,
 )
-from spark_replica.applier_core.binlog.events_query import Query, decode_query_at, encode_query
 from spark_replica.applier_core.binlog.rows.rows import (
     RowsEvent,
     decode_rows_event_at,
@@ -157,16 +163,16 @@ _ENCODERS: dict[type[Event], tuple[Callable[[Any], bytes], frozenset[int]]] = {
     TransactionPayload: (encode_transaction_payload, frozenset({EventType.TRANSACTION_PAYLOAD})),
     StatementOnlyEvent: (control.encode_statement_only, STATEMENT_ONLY_TYPES),
     UnknownEvent: (control.encode_unknown, frozenset()),
-    maria.MariadbAnnotateRows: (
+    MariadbAnnotateRows: (
         maria.encode_annotate_rows,
         frozenset({EventType.MARIADB_ANNOTATE_ROWS}),
     ),
-    maria.MariadbBinlogCheckpoint: (
+    MariadbBinlogCheckpoint: (
         maria.encode_binlog_checkpoint,
         frozenset({EventType.MARIADB_BINLOG_CHECKPOINT}),
     ),
-    maria.MariadbGtid: (maria.encode_mariadb_gtid, frozenset({EventType.MARIADB_GTID})),
-    maria.MariadbGtidList: (maria.encode_gtid_list, frozenset({EventType.MARIADB_GTID_LIST})),
+    MariadbGtid: (maria.encode_mariadb_gtid, frozenset({EventType.MARIADB_GTID})),
+    MariadbGtidList: (maria.encode_gtid_list, frozenset({EventType.MARIADB_GTID_LIST})),
 }
 
 _DECODE_ERRORS = (IndexError, KeyError, ValueError, OverflowError, struct.error)
