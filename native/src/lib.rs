@@ -1,6 +1,6 @@
 //! The native core of spark-replica's hot paths: the key index's row and key encodings
 //! (`spark_replica.applier_core.storage.key_index.codec`), in the formats the Python codec
-//! writes and reads.
+//! writes and reads, and its LMDB environment (`lmdb`).
 //!
 //! Each function returns `None` for a value it does not handle (a subclass of a plain type,
 //! an aware datetime, a string with lone surrogates, ...): the Python codec then encodes the
@@ -15,6 +15,7 @@ use pyo3::types::{
 };
 
 mod key;
+mod lmdb;
 mod marshal;
 
 /// `decimal.Decimal`, looked up once.
@@ -273,5 +274,6 @@ fn spark_replica_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(encode_key, module)?)?;
     module.add_function(wrap_pyfunction!(stored_keys, module)?)?;
     module.add_function(wrap_pyfunction!(keyed_entries, module)?)?;
+    lmdb::register(module)?;
     Ok(())
 }

@@ -10,8 +10,8 @@ a delete and a re-insert, committed per batch. Printed per store: load rate, loo
 per second, the process's RSS growth, and the bytes on disk.
 
 Stores: ``dict`` (today's in-memory baseline), ``sqlite`` (the standard library, WITHOUT
-ROWID table), ``lmdb`` (py-lmdb) and ``rocksdb`` (rocksdict), the last two measured when
-installed (``pip install lmdb rocksdict``), and ``lmdb-index`` (``LmdbKeyIndex``, decision
+ROWID table), ``lmdb`` (the native core's LMDB environment, bare) and ``rocksdb`` (rocksdict,
+measured when installed: ``pip install rocksdict``), and ``lmdb-index`` (``LmdbKeyIndex``, decision
 0018: the engine's index, codec, undo records and reader gates included). ``lmdb-index``
 sees rows, not bytes: a key ``(id,)`` and a row ``(id, value)`` holding the bytes the other
 stores hold, a transaction's writes kept in an overlay (as the engine keeps them) and
@@ -35,6 +35,7 @@ holding two dates; the codec by its native core and by its Python form
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -44,6 +45,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,25 +117,27 @@ class SqliteStore:
 
 class LmdbStore:
     def __init__(self, root: Path) -> None:
-        import lmdb
+        from spark_replica_native import Environment
 
-        self.env = lmdb.open(str(root / "index.lmdb"), map_size=64 << 30, writemap=True,
-                             metasync=False, sync=False)  # fmt: skip
+        (root / "index.lmdb").mkdir()
+        self.env = Environment(str(root / "index.lmdb"), map_size=64 << 30, max_dbs=1,
+                               writemap=True, metasync=False, sync=False)  # fmt: skip
+        self.db = self.env.open_db(b"data")
         self.txn = self.env.begin(write=True)
 
     def load(self, pairs: Iterator[tuple[bytes, bytes]]) -> None:
-        cursor = self.txn.cursor()
+        cursor = self.txn.cursor(db=self.db)
         cursor.putmulti(pairs, append=True)
         self.commit()
 
     def get(self, key: bytes) -> bytes | None:
-        return self.txn.get(key)
+        return self.txn.get(key, db=self.db)
 
     def put(self, key: bytes, value: bytes) -> None:
-        self.txn.put(key, value)
+        self.txn.put(key, value, db=self.db)
 
     def delete(self, key: bytes) -> None:
-        self.txn.delete(key)
+        self.txn.delete(key, db=self.db)
 
     def commit(self) -> None:
         self.txn.commit()
@@ -224,8 +228,32 @@ def _disk_bytes(root: Path) -> int:
     return sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())  # sparse: used
 
 
-def measure(name: str, rows: int, batches: int, batch: int, seed: int) -> dict[str, object]:
-    """One store's figures (run in a fresh process for a fair RSS)."""
+class BusyThread:
+    """A thread computing in Python while the store is measured, as the applier's threads do
+    beside the key index: each call that lets go of the GIL waits to take it back."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, name="bench-busy", daemon=True)
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            sum(range(2_000))
+
+    def __enter__(self) -> BusyThread:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def measure(
+    name: str, rows: int, batches: int, batch: int, seed: int, busy: bool = False
+) -> dict[str, object]:
+    """One store's figures (run in a fresh process for a fair RSS); ``busy``: the lookups and
+    changes run beside a thread computing in Python."""
     with tempfile.TemporaryDirectory(prefix=f"key-index-{name}-") as directory:
         root = Path(directory)
         before = _rss_bytes()
@@ -234,33 +262,41 @@ def measure(name: str, rows: int, batches: int, batch: int, seed: int) -> dict[s
         store.load((_KEY.pack(k), _VALUE.pack(k % 97, k)) for k in range(rows))
         load_s = time.perf_counter() - started
         random.seed(seed)
-        started = time.perf_counter()
-        operations = 0
-        for _ in range(batches):
-            for _ in range(batch):
-                key = _KEY.pack(random.randrange(rows))
-                found = store.get(key)
-                assert found is not None
-                operations += 1
-                choice = random.random()
-                if choice < 0.5:
-                    store.put(key, _VALUE.pack(1, 2))
-                    operations += 1
-                elif choice < 0.75:
-                    store.delete(key)
-                    store.put(key, found)
-                    operations += 2
-            store.commit()
-        apply_s = time.perf_counter() - started
+        beside = BusyThread() if busy else contextlib.nullcontext()
+        with beside:
+            apply_s, operations = _apply(store, rows, batches, batch)
         return {
             "store": name,
             "rows": rows,
+            "busy": busy,
             "load_rows_per_s": round(rows / load_s),
             "operations_per_s": round(operations / apply_s),
             "rss_growth_mb": round((_rss_bytes() - before) / 2**20, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "disk_mb": round(_disk_bytes(root) / 2**20, 1),
         }
+
+
+def _apply(store: Store, rows: int, batches: int, batch: int) -> tuple[float, int]:
+    """Random lookups, changes and commits: seconds taken and operations done."""
+    started = time.perf_counter()
+    operations = 0
+    for _ in range(batches):
+        for _ in range(batch):
+            key = _KEY.pack(random.randrange(rows))
+            found = store.get(key)
+            assert found is not None
+            operations += 1
+            choice = random.random()
+            if choice < 0.5:
+                store.put(key, _VALUE.pack(1, 2))
+                operations += 1
+            elif choice < 0.75:
+                store.delete(key)
+                store.put(key, found)
+                operations += 2
+        store.commit()
+    return time.perf_counter() - started, operations
 
 
 def codec_figures(repeat: int = 5, number: int = 100_000) -> dict[str, float]:
@@ -308,8 +344,7 @@ def codec_figures(repeat: int = 5, number: int = 100_000) -> dict[str, float]:
 
 
 def available(name: str) -> bool:
-    module = {"lmdb": "lmdb", "rocksdb": "rocksdict", "lmdb-index": "lmdb",
-              "lmdb-index-sync": "lmdb"}.get(name)  # fmt: skip
+    module = {"rocksdb": "rocksdict"}.get(name)
     if module is None:
         return True
     try:
@@ -328,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stores", default=",".join(STORES))
     parser.add_argument("--json", action="store_true", help="one JSON line per store")
     parser.add_argument("--codec", action="store_true", help="measure the row codecs only")
+    parser.add_argument("--busy", action="store_true",
+                        help="apply beside a thread computing in Python")  # fmt: skip
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     stores = [s for s in args.stores.split(",") if s]
@@ -341,12 +378,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.in_process:
         for name in stores:
-            print(json.dumps(measure(name, args.rows, args.batches, args.batch, args.seed)))
+            figures = measure(name, args.rows, args.batches, args.batch, args.seed, args.busy)
+            print(json.dumps(figures))
         return 0
     if not args.json:
         print(machine_line())
         print(f"load average: {load_average()}; rows={args.rows} batches={args.batches}x"
-              f"{args.batch}")  # fmt: skip
+              f"{args.batch}{' beside a busy thread' if args.busy else ''}")  # fmt: skip
     for name in stores:
         if not available(name):
             print(json.dumps({"store": name, "skipped": "not installed"}) if args.json
@@ -354,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         command = [sys.executable, __file__, "--in-process", "--stores", name,
                    "--rows", str(args.rows), "--batches", str(args.batches),
-                   "--batch", str(args.batch), "--seed", str(args.seed)]  # fmt: skip
+                   "--batch", str(args.batch), "--seed", str(args.seed),
+                   *(["--busy"] if args.busy else [])]  # fmt: skip
         figures = json.loads(subprocess.run(command, check=True, capture_output=True,
                                             text=True).stdout.strip().splitlines()[-1])  # fmt: skip
         if args.json:

@@ -77,19 +77,18 @@ RULES: list[Rule] = [
         "spark_replica.applier_core.storage.memory",
         "spark_replica.applier_core.storage.spark",
     ),
-    # lmdb lives only in the key index.
-    Rule(
-        "spark_replica",
-        "lmdb",
-        allowed_under=("spark_replica.applier_core.storage.key_index",),
-    ),
-    # The native core is reached through the Python codecs that use it, each falling back
-    # to its Python form.
+    # The native core is reached through the key index: its codecs (each falling back to
+    # its Python form) and its LMDB environment. No Python LMDB binding is used.
     Rule(
         "spark_replica",
         "spark_replica_native",
-        allowed_under=("spark_replica.applier_core.storage.key_index.codec",),
+        allowed_under=(
+            "spark_replica.applier_core.storage.key_index.codec",
+            "spark_replica.applier_core.storage.key_index.lmdb_index",
+            "spark_replica.applier_core.storage.key_index.verify",
+        ),
     ),
+    Rule("spark_replica", "lmdb"),
 ]
 
 
@@ -341,7 +340,10 @@ def test_checker_reports_a_forbidden_import(
         ("spark_replica.applier_core.storage.ddl", "from sqlglot import expressions as exp\n"),
         ("spark_replica.applier_core.storage", "import sqlglot\n"),
         ("spark_replica.applier_core.storage.spark.ddl", "import sqlglot.tokens\n"),
-        ("spark_replica.applier_core.storage.key_index.lmdb_index", "import lmdb\n"),
+        (
+            "spark_replica.applier_core.storage.key_index.lmdb_index",
+            "from spark_replica_native import Environment\n",
+        ),
         (
             "spark_replica.applier_core.storage.key_index.codec",
             "from ..interface import Row\n",

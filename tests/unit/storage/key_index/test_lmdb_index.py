@@ -51,9 +51,9 @@ def raw_state(index: LmdbKeyIndex) -> dict[str, object]:
     entries, and the data entries under the generations those name."""
     env = index._env
     with env.begin() as txn:
-        tables = dict(txn.cursor(db=index._tables))
+        tables = dict(txn.items(db=index._tables))
         prefixes = {value[:8] for value in tables.values()}
-        data = [(key, value) for key, value in txn.cursor(db=index._data) if key[:8] in prefixes]
+        data = [(key, value) for key, value in txn.items(db=index._data) if key[:8] in prefixes]
         batch = txn.get(b"batch", db=index._meta)
     return {"batch": batch, "tables": tables, "data": data}
 

@@ -59,7 +59,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-import lmdb
+from spark_replica_native import Cursor, Environment, MapFullError, Transaction
 
 from spark_replica.applier_core.storage.interface import Key, Row
 from spark_replica.applier_core.storage.key_index import resident
@@ -167,7 +167,7 @@ class LmdbKeyIndex:
     ) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
         self.path = Path(path)
-        self._env = lmdb.open(
+        self._env = Environment(
             str(path), map_size=map_size, max_dbs=4, sync=sync, metasync=sync,
             readahead=False, max_readers=max_readers, max_spare_txns=max_spare_txns,
             writemap=True,
@@ -243,10 +243,9 @@ class LmdbKeyIndex:
             top = None if table is None else _greatest(cursor, table.prefix)
             if table is None or top is None:
                 return [False] * len(keys)
-            find = cursor.set_key  # no copy of the row, unlike get
             # A key past the table's greatest is not there: appended keys (ascending ids)
             # cost no lookup.
-            return [name <= top and find(name) for name in data_keys(table.prefix, list(keys))]
+            return cursor.contains(data_keys(table.prefix, list(keys)), above=top)
 
     def count(self, table_id: int, row: Row) -> int:
         """How many times a keyless table holds ``row``."""
@@ -361,7 +360,7 @@ class LmdbKeyIndex:
                 return
             start = chunk[-1][0]
 
-    def _table(self, txn: lmdb.Transaction[bytes], table_id: int) -> TableEntry | None:
+    def _table(self, txn: Transaction, table_id: int) -> TableEntry | None:
         view = self._view
         if txn.id() == view.txn_id:
             return view.tables.get(table_id)
@@ -369,7 +368,7 @@ class LmdbKeyIndex:
         return None if raw is None else TableEntry.parse(raw)
 
     @contextmanager
-    def _reading(self) -> Iterator[lmdb.Transaction[bytes]]:
+    def _reading(self) -> Iterator[Transaction]:
         with self._gates.mine():
             if self._closed:
                 raise KeyIndexError("the key index is closed")
@@ -456,12 +455,12 @@ class LmdbKeyIndex:
             generation = self._write(self._allocate_generation)
             for chunk in _chunks(rows, CHUNK_ROWS):
 
-                def load(txn: lmdb.Transaction[bytes], chunk: list[Row] = chunk) -> int:
+                def load(txn: Transaction, chunk: list[Row] = chunk) -> int:
                     return self._load_chunk(txn, generation, chunk, key_of, duplicates)
 
                 self._write(load)
 
-            def install(txn: lmdb.Transaction[bytes]) -> None:
+            def install(txn: Transaction) -> None:
                 self._forget(txn, table_id)
                 self._install(txn, table_id, generation, key_of)
 
@@ -478,7 +477,7 @@ class LmdbKeyIndex:
             generation = self._write(self._allocate_generation)
             for chunk in _chunks(rows, CHUNK_ROWS):
 
-                def load(txn: lmdb.Transaction[bytes], chunk: list[Row] = chunk) -> int:
+                def load(txn: Transaction, chunk: list[Row] = chunk) -> int:
                     return self._load_chunk(txn, generation, chunk, key_of)
 
                 try:
@@ -513,7 +512,7 @@ class LmdbKeyIndex:
         with self._write_lock:
             self._check_open()
 
-            def write(txn: lmdb.Transaction[bytes]) -> None:
+            def write(txn: Transaction) -> None:
                 self._discard_undo(txn)
                 txn.put(_BATCH, U64.pack(batch), db=self._meta)
 
@@ -557,7 +556,7 @@ class LmdbKeyIndex:
 
     def _write(
         self,
-        body: Callable[[lmdb.Transaction[bytes]], _T],
+        body: Callable[[Transaction], _T],
         writes: Mapping[int, TableChanges] | None = None,
     ) -> _T:
         """Run ``body`` in a write transaction and publish the new view; when the map is
@@ -571,24 +570,17 @@ class LmdbKeyIndex:
                 result = body(txn)
                 view = self._read_view(txn)
                 txn.commit()
-            except lmdb.MapFullError:
-                self._abort(txn)
+            except MapFullError:
+                txn.abort()
                 _check_reiterable(writes)
                 self._grow(self.map_size * 2)
                 continue
             except BaseException:
-                self._abort(txn)
+                txn.abort()
                 raise
             self._view = view
             self._resident.wrote()
             return result
-
-    def _abort(self, txn: lmdb.Transaction[bytes]) -> None:
-        """Abort a write transaction with the readers held off: py-lmdb 3.0's abort of a
-        write transaction took seconds (up to 26 s measured) while other threads began and
-        ended read transactions; commit does not suffer from it."""
-        with self._gates.all_held():
-            txn.abort()
 
     def _used_bytes(self) -> int:
         return (int(self._env.info()["last_pgno"]) + 1) * int(self._env.stat()["psize"])
@@ -635,13 +627,11 @@ class LmdbKeyIndex:
             self._env.set_mapsize(size)
             self._resident.remapped()
 
-    def _read_view(self, txn: lmdb.Transaction[bytes]) -> _View:
-        tables = {
-            TABLE_ID.unpack(k)[0]: TableEntry.parse(v) for k, v in txn.cursor(db=self._tables)
-        }
+    def _read_view(self, txn: Transaction) -> _View:
+        tables = {TABLE_ID.unpack(k)[0]: TableEntry.parse(v) for k, v in txn.items(db=self._tables)}
         return _View(txn.id(), self._meta_int(txn, _BATCH), tables)
 
-    def _meta_int(self, txn: lmdb.Transaction[bytes], name: bytes) -> int:
+    def _meta_int(self, txn: Transaction, name: bytes) -> int:
         raw = txn.get(name, db=self._meta)
         return 0 if raw is None else int(U64.unpack(raw)[0])
 
@@ -649,26 +639,26 @@ class LmdbKeyIndex:
         with self._reading() as txn:
             return self._meta_int(txn, _UNDO_BATCH)
 
-    def _allocate_generation(self, txn: lmdb.Transaction[bytes]) -> int:
+    def _allocate_generation(self, txn: Transaction) -> int:
         generation = self._meta_int(txn, _NEXT_GENERATION) + 1
         txn.put(_NEXT_GENERATION, U64.pack(generation), db=self._meta)
         # Garbage until installed: a crash in between leaves nothing unreclaimed.
         self._add_garbage(txn, [generation])
         return generation
 
-    def _add_garbage(self, txn: lmdb.Transaction[bytes], generations: list[int]) -> None:
+    def _add_garbage(self, txn: Transaction, generations: list[int]) -> None:
         if generations:
             garbage = unpack_generations(txn.get(_GARBAGE, db=self._meta))
             txn.put(_GARBAGE, pack_generations(garbage + generations), db=self._meta)
 
-    def _discard_undo(self, txn: lmdb.Transaction[bytes]) -> None:
+    def _discard_undo(self, txn: Transaction) -> None:
         """The last batch can no longer be undone: what it retired becomes garbage."""
         self._add_garbage(txn, unpack_generations(txn.get(_UNDO_RETIRED, db=self._undo)))
         txn.drop(self._undo, delete=False)
         txn.put(_UNDO_BATCH, U64.pack(0), db=self._meta)
 
     def _begin_batch(
-        self, txn: lmdb.Transaction[bytes], batch: int, writes: Mapping[int, TableChanges]
+        self, txn: Transaction, batch: int, writes: Mapping[int, TableChanges]
     ) -> list[tuple[int, TableEntry, bool]]:
         """A batch's first write transaction: the previous undo records discarded, the
         table-level changes; the tables whose rows change next, with whether their changes
@@ -724,7 +714,7 @@ class LmdbKeyIndex:
 
     def _change(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         table_id: int,
         table: TableEntry,
         items: list[tuple[Any, Any]],
@@ -743,7 +733,7 @@ class LmdbKeyIndex:
 
     def _change_keyed(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         table: TableEntry,
         items: list[tuple[Key, Row | None]],
         undo: bool,
@@ -803,7 +793,7 @@ class LmdbKeyIndex:
 
     def _change_counts(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         table: TableEntry,
         items: list[tuple[Row, int]],
         undo: bool,
@@ -834,7 +824,7 @@ class LmdbKeyIndex:
 
     def _load(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         generation: int,
         rows: Iterable[Row],
         key_of: KeyOf | None,
@@ -846,7 +836,7 @@ class LmdbKeyIndex:
 
     def _load_chunk(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         generation: int,
         rows: list[Row],
         key_of: KeyOf | None,
@@ -908,7 +898,7 @@ class LmdbKeyIndex:
 
     def _install(
         self,
-        txn: lmdb.Transaction[bytes],
+        txn: Transaction,
         table_id: int,
         generation: int,
         key_of: KeyOf | None,
@@ -927,16 +917,16 @@ class LmdbKeyIndex:
         table = TableEntry(prefix, key_of is not None, rows)
         txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
 
-    def _unstage(self, txn: lmdb.Transaction[bytes], stage: int) -> None:
+    def _unstage(self, txn: Transaction, stage: int) -> None:
         raw = txn.pop(TABLE_ID.pack(stage), db=self._tables)
         if raw is None:
             return
         generation = TableEntry.parse(raw).generation
-        entries = txn.cursor(db=self._tables)
+        entries = txn.items(db=self._tables)
         if all(TableEntry.parse(raw).generation != generation for _, raw in entries):
             self._add_garbage(txn, [generation])
 
-    def _forget(self, txn: lmdb.Transaction[bytes], table_id: int) -> None:
+    def _forget(self, txn: Transaction, table_id: int) -> None:
         self._discard_undo(txn)
         name = TABLE_ID.pack(table_id)
         raw = txn.pop(name, db=self._tables)
@@ -955,7 +945,7 @@ class LmdbKeyIndex:
             pass
         self._write(lambda txn: self._restore_tables(txn, batch))
 
-    def _restore_rows(self, txn: lmdb.Transaction[bytes]) -> int:
+    def _restore_rows(self, txn: Transaction) -> int:
         """Restore up to ``CHANGES_PER_TXN`` rows from their undo records, deleting those;
         how many."""
         cursor = txn.cursor(db=self._undo)
@@ -972,7 +962,7 @@ class LmdbKeyIndex:
             restored += 1
         return restored
 
-    def _remove_appended(self, txn: lmdb.Transaction[bytes]) -> int:
+    def _remove_appended(self, txn: Transaction) -> int:
         """Delete up to ``CHANGES_PER_TXN`` entries a batch appended past a table's greatest
         key (its ``_UNDO_ABOVE`` records), deleting each record once its entries are gone;
         how many entries."""
@@ -995,7 +985,7 @@ class LmdbKeyIndex:
             found = records.delete()
         return removed
 
-    def _restore_tables(self, txn: lmdb.Transaction[bytes], batch: int) -> None:
+    def _restore_tables(self, txn: Transaction, batch: int) -> None:
         cursor = txn.cursor(db=self._undo)
         found = cursor.set_range(_UNDO_TABLE)
         while found and cursor.key()[:1] == _UNDO_TABLE:
@@ -1010,7 +1000,7 @@ class LmdbKeyIndex:
         txn.put(_UNDO_BATCH, U64.pack(0), db=self._meta)
         txn.put(_BATCH, U64.pack(batch - 1), db=self._meta)
 
-    def _reclaim(self, txn: lmdb.Transaction[bytes], budget: int) -> tuple[int, list[int]]:
+    def _reclaim(self, txn: Transaction, budget: int) -> tuple[int, list[int]]:
         """Delete up to ``budget`` entries of retired generations; how many it deleted, and
         the generations left."""
         garbage = unpack_generations(txn.get(_GARBAGE, db=self._meta))
@@ -1071,7 +1061,7 @@ class LmdbKeyIndex:
 class Snapshot:
     """Reads in one LMDB read transaction: they all see the same batch."""
 
-    def __init__(self, index: LmdbKeyIndex, txn: lmdb.Transaction[bytes]) -> None:
+    def __init__(self, index: LmdbKeyIndex, txn: Transaction) -> None:
         self._index = index
         self._txn = txn
 
@@ -1113,7 +1103,7 @@ class _ChunkDuplicate(KeyIndexError):
 _first = itemgetter(0)
 
 
-def _greatest(cursor: lmdb.Cursor[bytes], prefix: bytes) -> bytes | None:
+def _greatest(cursor: Cursor, prefix: bytes) -> bytes | None:
     """The greatest data key under ``prefix`` (a table's generation), None when there is
     none; leaves the cursor anywhere."""
     after = U64.pack(int(U64.unpack(prefix)[0]) + 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import lmdb
+from spark_replica_native import Cursor
 
 from spark_replica.applier_core.storage.interface import Key, Row
 from spark_replica.applier_core.storage.key_index.codec import decode_key
@@ -28,7 +28,7 @@ class Difference:
     index_count: int = 0
 
 
-def prefixed(cursor: lmdb.Cursor[bytes], prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+def prefixed(cursor: Cursor, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
     found = cursor.set_range(prefix)
     while found:
         key = cursor.key()
