@@ -86,9 +86,9 @@ from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
 from spark_replica.applier_core.channels.config import ChannelConfig  # noqa: E402
-from spark_replica.applier_core.csa.resources import EVENT_MEMORY, ResourceStats  # noqa: E402
 from spark_replica.applier_core.csa.service import CsaChannel  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
+from spark_replica.applier_core.provider.resources import EVENT_MEMORY, ResourceStats  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef  # noqa: E402
 

@@ -25,7 +25,7 @@ from spark_replica.applier_core.binlog.transactions import Transaction, group_tr
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.receiver.convert import MariadbConverter, MysqlTracker
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef, TransactionRef
-from tests.unit.csa.helpers import ITEMS, UUID, gtid, query, rows
+from tests.unit.provider.helpers import ITEMS, UUID, gtid, query, rows
 
 MARIADB_XA = Path(__file__).parents[2] / "fixtures" / "binlogs" / "mariadb-10.11-xa.000001"
 

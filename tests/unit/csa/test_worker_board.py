@@ -12,7 +12,7 @@ from spark_replica.applier_core.binlog.events import Gtid
 from spark_replica.applier_core.channels.status import StatusBoard
 from spark_replica.applier_core.csa.job import Job
 from spark_replica.applier_core.csa.workers import WorkerBoard
-from tests.unit.csa.helpers import UUID, gtid
+from tests.unit.provider.helpers import UUID, gtid
 
 
 @dataclass

@@ -24,8 +24,8 @@ from spark_replica.applier_core.binlog.generator.simulate import (
 )
 from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.channels.config import ChannelConfig
-from spark_replica.applier_core.csa.resources import EVENT_MEMORY
 from spark_replica.applier_core.csa.service import CsaChannel
+from spark_replica.applier_core.provider.resources import EVENT_MEMORY
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.applier_core.storage.store import StoreSession

@@ -14,10 +14,10 @@ from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import Event, XaPrepare, make_header
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
 from spark_replica.applier_core.errors import ErrorCode
-from tests.unit.csa.helpers import ITEMS, UUID, gtid, query, rows, xid
 from tests.unit.csa_apply.harness import ChannelRun, Replica
 from tests.unit.csa_apply.test_streaming import _writer
 from tests.unit.mta.harness import MtaReplica
+from tests.unit.provider.helpers import ITEMS, UUID, gtid, query, rows, xid
 
 Make = Callable[[Path], ChannelRun]
 APPLIERS: dict[str, Make] = {

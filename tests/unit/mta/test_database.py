@@ -29,9 +29,9 @@ from spark_replica.applier_core.mta.partitions import (
     partitions_of,
 )
 from spark_replica.applier_core.storage import InMemoryEngine, StoreSession, TransactionRef
-from tests.unit.csa.helpers import ITEMS, query, rows
 from tests.unit.csa_apply.harness import WAIT, Content, copy_into_relay_log
 from tests.unit.mta.harness import MtaReplica, channel_threads
+from tests.unit.provider.helpers import ITEMS, query, rows
 
 A, B, C = frozenset({"a"}), frozenset({"b"}), frozenset({"c"})
 

@@ -24,7 +24,7 @@ from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.receiver.retrieved import previous_gtids, retrieved_gtids
 from spark_replica.applier_core.receiver.thread import Receiver
 from spark_replica.applier_core.settings import SystemVariables
-from tests.unit.csa.helpers import UUID, transaction
+from tests.unit.provider.helpers import UUID, transaction
 
 
 class FullDisk:

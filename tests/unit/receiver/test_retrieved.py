@@ -12,7 +12,7 @@ from spark_replica.applier_core.binlog.events import Event, PreviousGtids, Rotat
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.retrieved import retrieved_gtids
-from tests.unit.csa.helpers import CHANNEL, ITEMS, RELAY_FDE, UUID, query, transaction
+from tests.unit.provider.helpers import CHANNEL, ITEMS, RELAY_FDE, UUID, query, transaction
 
 
 class Relay:

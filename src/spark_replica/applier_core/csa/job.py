@@ -35,11 +35,11 @@ from spark_replica.applier_core.apply.errors import SourcePosition, channel_erro
 from spark_replica.applier_core.apply.transaction import ApplyError, TransactionApplier
 from spark_replica.applier_core.binlog.versions import SourceVersion
 from spark_replica.applier_core.commit_order import CommitOrderFailed, CommitOrderGate
-from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.sessions import SessionPool
 from spark_replica.applier_core.csa.statistics import CsaStatistics
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.provider.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.scheduler.schedules import Step
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
 

@@ -31,26 +31,26 @@ from spark_replica.applier_core.channels.lag import commit_time_us
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
 from spark_replica.applier_core.csa.conflicts import ConflictManager, ConflictRouter
-from spark_replica.applier_core.csa.fetchable import FetchableTransaction, TransactionState
 from spark_replica.applier_core.csa.job import EVENT_WAIT, Job, JobEnvironment, JobFailed
 from spark_replica.applier_core.csa.lag import BacklogClock
 from spark_replica.applier_core.csa.monitor import ChannelMonitor
-from spark_replica.applier_core.csa.provider import (
-    AsyncTransactionProvider,
-    SyncTransactionProvider,
-    TransactionProvider,
-)
-from spark_replica.applier_core.csa.resources import (
-    EVENT_MEMORY,
-    ResourceMonitor,
-    effective_event_memory_limit,
-)
 from spark_replica.applier_core.csa.sessions import SessionPool
 from spark_replica.applier_core.csa.statistics import CsaStatistics
 from spark_replica.applier_core.csa.workers import WorkerBoard
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL
+from spark_replica.applier_core.provider.fetchable import FetchableTransaction, TransactionState
+from spark_replica.applier_core.provider.providers import (
+    AsyncTransactionProvider,
+    SyncTransactionProvider,
+    TransactionProvider,
+)
+from spark_replica.applier_core.provider.resources import (
+    EVENT_MEMORY,
+    ResourceMonitor,
+    effective_event_memory_limit,
+)
 from spark_replica.applier_core.scheduler import Scheduler, SchedulerStopped
 from spark_replica.applier_core.scheduler.adapters import LwmDependencyAdapter
 from spark_replica.applier_core.scheduler.clocks import CommitOrderClock

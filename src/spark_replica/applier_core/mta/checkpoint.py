@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 from spark_replica.applier_core.channels.status import StatusBoard
 from spark_replica.applier_core.channels.store import Checkpoint, WorkerInfo
-from spark_replica.applier_core.csa import FetchableTransaction
 from spark_replica.applier_core.mta.gaq import Group, GroupQueue, Position
+from spark_replica.applier_core.provider import FetchableTransaction
 
 
 def end_position(trx: FetchableTransaction) -> Position | None:

@@ -41,13 +41,6 @@ from spark_replica.applier_core.channels.config import UntilKind
 from spark_replica.applier_core.channels.lag import commit_time_us
 from spark_replica.applier_core.channels.status import ErrorInfo
 from spark_replica.applier_core.commit_order import CommitOrderGate
-from spark_replica.applier_core.csa import (
-    AsyncTransactionProvider,
-    FetchableTransaction,
-    SyncTransactionProvider,
-    TransactionProvider,
-    TransactionState,
-)
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.checkpoint import Checkpointer, end_position
@@ -65,6 +58,13 @@ from spark_replica.applier_core.mta.until import DONE as UNTIL_DONE
 from spark_replica.applier_core.mta.until import UntilWatch
 from spark_replica.applier_core.mta.worker import QUEUE_CAPACITY, Worker
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL
+from spark_replica.applier_core.provider import (
+    AsyncTransactionProvider,
+    FetchableTransaction,
+    SyncTransactionProvider,
+    TransactionProvider,
+    TransactionState,
+)
 from spark_replica.applier_core.storage import StorageEngine
 
 logger = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from spark_replica.applier_core.apply.xa import xa_verb
 from spark_replica.applier_core.binlog.events import Event, Query
 from spark_replica.applier_core.binlog.rows.table_map import TableMapEvent
-from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
 from spark_replica.applier_core.mta.partitions import partitions_of
+from spark_replica.applier_core.provider import FetchableTransaction, TransactionState
 
 EVENT_WAIT = 0.5
 """Seconds between checks for a stop while a transaction's next event is not read yet."""

@@ -30,7 +30,6 @@ from spark_replica.applier_core.commit_order import (
     CommitOrderFailed,
     CommitOrderGate,
 )
-from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
 from spark_replica.applier_core.errors import ErrorCode, ReplicaError
 from spark_replica.applier_core.mta.admission import Admission
 from spark_replica.applier_core.mta.checkpoint import end_position
@@ -45,6 +44,7 @@ from spark_replica.applier_core.mta.gaq import GroupQueue
 from spark_replica.applier_core.mta.partitions import Claim, PartitionAdmission
 from spark_replica.applier_core.mta.status import MtaStatus
 from spark_replica.applier_core.progress import PUBLISH_INTERVAL, ExecutedGtids
+from spark_replica.applier_core.provider import FetchableTransaction, TransactionState
 from spark_replica.applier_core.storage import EngineError, EngineSession, TransactionRef
 from spark_replica.applier_core.storage.locks import deadlock_error
 

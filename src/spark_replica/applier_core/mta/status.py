@@ -21,7 +21,7 @@ from spark_replica.applier_core.channels.status import (
     WorkerStatus,
     next_thread_id,
 )
-from spark_replica.applier_core.csa import FetchableTransaction
+from spark_replica.applier_core.provider import FetchableTransaction
 
 _MICROS = 1e-6
 

@@ -27,10 +27,10 @@ from collections.abc import Sequence
 
 from spark_replica.applier_core.channels.config import Until, UntilKind
 from spark_replica.applier_core.channels.store import WorkerInfo
-from spark_replica.applier_core.csa import FetchableTransaction, TransactionState
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.mta.gaq import Position
 from spark_replica.applier_core.progress import ExecutedGtids
+from spark_replica.applier_core.provider import FetchableTransaction, TransactionState
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.csa.helpers import RelayBuilder
+from tests.unit.provider.helpers import RelayBuilder
 
 
 @pytest.fixture

@@ -29,16 +29,16 @@ from itertools import islice
 from spark_replica.applier_core.binlog.errors import BinlogError, read_failure
 from spark_replica.applier_core.binlog.events import Event, Gtid
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate
-from spark_replica.applier_core.csa.decoding import EventDecoder, is_commit
-from spark_replica.applier_core.csa.reread import Segment, SegmentReader
-from spark_replica.applier_core.csa.streaming import CACHE_THRESHOLD as CACHE_THRESHOLD
-from spark_replica.applier_core.csa.streaming import (
+from spark_replica.applier_core.provider.decoding import EventDecoder, is_commit
+from spark_replica.applier_core.provider.reread import Segment, SegmentReader
+from spark_replica.applier_core.provider.streaming import CACHE_THRESHOLD as CACHE_THRESHOLD
+from spark_replica.applier_core.provider.streaming import (
     CUT,
     Item,
     StreamContext,
     TransactionStream,
 )
-from spark_replica.applier_core.csa.streaming import TransactionState as TransactionState
+from spark_replica.applier_core.provider.streaming import TransactionState as TransactionState
 
 _TAKE = 64  # events a consumer takes per lock round trip
 

@@ -1,4 +1,4 @@
-"""What the Change Stream Applier's reader makes of each event type (DES.TS.0080, RD.1/RD.2).
+"""What the transaction provider's reader makes of each event type (DES.TS.0080, RD.1/RD.2).
 
 The rules of ``binlog.transactions`` (TransactionGrouper), narrowed to row-based replication
 with GTIDs: GTID events open transactions; body events (Table_map, rows, Rows_query) go into

@@ -13,7 +13,8 @@ import pytest
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import Event, Query
 from spark_replica.applier_core.binlog.relaylog import RelayLog
-from spark_replica.applier_core.csa import (
+from spark_replica.applier_core.errors import ErrorCode
+from spark_replica.applier_core.provider import (
     EVENT_MEMORY,
     AsyncTransactionProvider,
     FetchableTransaction,
@@ -21,8 +22,7 @@ from spark_replica.applier_core.csa import (
     SyncTransactionProvider,
     TransactionState,
 )
-from spark_replica.applier_core.errors import ErrorCode
-from tests.unit.csa.helpers import (
+from tests.unit.provider.helpers import (
     CHANNEL,
     ITEMS,
     WAIT,

@@ -1,5 +1,5 @@
-"""Transaction providers: where the Change Stream Applier service gets its transactions
-(DES.TS.0010-0080, WL10500.TP.1).
+"""Transaction providers: where the Change Stream Applier service and the legacy applier's
+coordinator get their transactions (DES.TS.0010-0080, WL10500.TP.1).
 
 ``SyncTransactionProvider`` (the default) reads the relay log in the caller's thread: ``next``
 reads up to the next GTID event, publishing the events of the transaction returned before on
@@ -23,16 +23,16 @@ from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLog
 from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.concurrency import BoundedQueue, QueueClosed
-from spark_replica.applier_core.csa.boundaries import SkipRule
-from spark_replica.applier_core.csa.fetchable import FetchableTransaction
-from spark_replica.applier_core.csa.reader import WAIT_SLICE, TransactionReader
-from spark_replica.applier_core.csa.resources import (
+from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.provider.boundaries import SkipRule
+from spark_replica.applier_core.provider.fetchable import FetchableTransaction
+from spark_replica.applier_core.provider.reader import WAIT_SLICE, TransactionReader
+from spark_replica.applier_core.provider.resources import (
     EVENT_MEMORY,
     ResourceMonitor,
     effective_event_memory_limit,
 )
-from spark_replica.applier_core.csa.streaming import CACHE_THRESHOLD
-from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.provider.streaming import CACHE_THRESHOLD
 
 logger = logging.getLogger(__name__)
 

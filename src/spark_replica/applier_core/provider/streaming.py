@@ -19,10 +19,10 @@ from itertools import islice
 
 from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayEvent, RelayLog
-from spark_replica.applier_core.csa.holds import FileHolds
-from spark_replica.applier_core.csa.reread import Segment
-from spark_replica.applier_core.csa.resources import ResourceMonitor
 from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.provider.holds import FileHolds
+from spark_replica.applier_core.provider.reread import Segment
+from spark_replica.applier_core.provider.resources import ResourceMonitor
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
-"""Real relay logs for the Change Stream Applier tests: codec-encoded events appended with the
-relay log writer, and small builders of transactions."""
+"""Real relay logs for the transaction provider tests and the appliers' tests that read one:
+codec-encoded events appended with the relay log writer, and small builders of
+transactions."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from spark_replica.applier_core.binlog.events import (
 from spark_replica.applier_core.binlog.payload import make_transaction_payload
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLog, RelayLogWriter
 from spark_replica.applier_core.binlog.rows import RowsEvent, make_column
-from spark_replica.applier_core.csa import (
+from spark_replica.applier_core.provider import (
     EVENT_MEMORY,
     FetchableTransaction,
     ResourceMonitor,

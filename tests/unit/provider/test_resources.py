@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from spark_replica.applier_core.csa import (
+from spark_replica.applier_core.provider import (
     EVENT_MEMORY,
     ResourceMonitor,
     effective_event_memory_limit,

@@ -34,8 +34,9 @@ from spark_replica.applier_core.binlog.relaylog import (
 from spark_replica.applier_core.binlog.relaylog.index import split_numbered
 from spark_replica.applier_core.binlog.relaylog.prefetch import Prefetcher
 from spark_replica.applier_core.binlog.stream import StreamDecoder
-from spark_replica.applier_core.csa import boundaries as kinds
-from spark_replica.applier_core.csa.boundaries import (
+from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.provider import boundaries as kinds
+from spark_replica.applier_core.provider.boundaries import (
     KINDS,
     UNEXPECTED_EVENT,
     SkipRule,
@@ -44,11 +45,10 @@ from spark_replica.applier_core.csa.boundaries import (
     skip_predicate,
     xa_verb,
 )
-from spark_replica.applier_core.csa.fetchable import FetchableTransaction
-from spark_replica.applier_core.csa.holds import FileHolds, purge_quietly
-from spark_replica.applier_core.csa.resources import EVENT_MEMORY, ResourceMonitor
-from spark_replica.applier_core.csa.streaming import CACHE_THRESHOLD, Item, StreamContext
-from spark_replica.applier_core.errors import ReplicaError
+from spark_replica.applier_core.provider.fetchable import FetchableTransaction
+from spark_replica.applier_core.provider.holds import FileHolds, purge_quietly
+from spark_replica.applier_core.provider.resources import EVENT_MEMORY, ResourceMonitor
+from spark_replica.applier_core.provider.streaming import CACHE_THRESHOLD, Item, StreamContext
 
 logger = logging.getLogger(__name__)
 

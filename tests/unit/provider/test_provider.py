@@ -26,7 +26,9 @@ from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.relaylog import RelayLog, relay_log_directory
 from spark_replica.applier_core.binlog.transactions import Transaction, group_transactions
-from spark_replica.applier_core.csa import (
+from spark_replica.applier_core.errors import ErrorCode, ReplicaError
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.provider import (
     EVENT_MEMORY,
     AsyncTransactionProvider,
     FetchableTransaction,
@@ -34,9 +36,7 @@ from spark_replica.applier_core.csa import (
     TransactionProvider,
     TransactionState,
 )
-from spark_replica.applier_core.errors import ErrorCode, ReplicaError
-from spark_replica.applier_core.gtid import GtidSet
-from tests.unit.csa.helpers import (
+from tests.unit.provider.helpers import (
     CHANNEL,
     ITEMS,
     UUID,
