@@ -83,14 +83,6 @@ from tests.bench.benchkit import cache_root, load_average, machine_line, worker_
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content  # noqa: E402
 
 from spark_replica.applier_core.apply.serial import SerialApplier  # noqa: E402
-from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES  # noqa: E402
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    Dependency,
-    GeneratedTransaction,
-    WorkloadSpec,
-    simulate,
-)
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
 from spark_replica.applier_core.channels.components import ThreadContext  # noqa: E402
 from spark_replica.applier_core.channels.config import (  # noqa: E402
     ApplierSettings,
@@ -109,6 +101,14 @@ from spark_replica.applier_core.scheduler.adapters import LwmDependencyAdapter  
 from spark_replica.applier_core.scheduler.thread_pool import ThreadPool  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
 from spark_replica.applier_core.storage import InMemoryEngine  # noqa: E402
+from spark_replica.tools.generator.schema import TABLE_FACTORIES  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
+    Dependency,
+    GeneratedTransaction,
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.tools.generator.writer import write_binlogs  # noqa: E402
 
 DEFAULT_TRANSACTIONS = 100_000
 QUICK_TRANSACTIONS = 2_000

@@ -77,20 +77,20 @@ from tests.bench.benchkit import cache_root, load_average, machine_line  # noqa:
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log  # noqa: E402
 
 from spark_replica.applier_core.binlog.constants import ColumnType  # noqa: E402
-from spark_replica.applier_core.binlog.generator.schema import ColumnDef, TableDef  # noqa: E402
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    BASE_TIME_US,
-    SERVER_UUID,
-    GeneratedTransaction,
-    RowChange,
-)
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
 from spark_replica.applier_core.channels.config import ChannelConfig  # noqa: E402
 from spark_replica.applier_core.csa.service import CsaChannel  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
 from spark_replica.applier_core.provider.resources import EVENT_MEMORY, ResourceStats  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef  # noqa: E402
+from spark_replica.tools.generator.schema import ColumnDef, TableDef  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
+    BASE_TIME_US,
+    SERVER_UUID,
+    GeneratedTransaction,
+    RowChange,
+)
+from spark_replica.tools.generator.writer import write_binlogs  # noqa: E402
 
 MIB = 1 << 20
 DEFAULT_SIZE_MB = 1024

@@ -25,8 +25,10 @@ Timed for each replica, from ``START``: until its executed GTIDs cover the setup
 schema; the oltp's prepared tables), and until they cover the whole backlog (*executed*);
 for ours also until the whole backlog is durable in Spark (*queryable*: recorded at a commit
 point, what every query reads). The drain rate is the backlog's transactions after the setup
-over the seconds between the two. MariaDB's waits are ``MASTER_GTID_WAIT`` (exact); ours poll
-``@@GLOBAL.gtid_executed`` and the metadata database every ``POLL`` seconds.
+over the seconds between the two. The waits for *executed* are exact on both: MariaDB's
+``MASTER_GTID_WAIT``, ours ``WAIT_FOR_EXECUTED_GTID_SET`` (in slices of ``WAIT_SLICE``
+seconds, the channel's status looked at between them); *queryable* is read from the
+metadata database every ``POLL`` seconds, without a query to the server.
 
 Also for ours: the CPU seconds of the server's Python process and of Spark's JVM until
 queryable; with ``--profile``, the Python process's CPU split by stage (receive, decode,
@@ -83,8 +85,6 @@ from tests.helpers.process import ServerProcess, durable_count, java_child  # no
 from tests.helpers.replica_channel import APPLIERS, CHANNEL, change_source_at, status  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
 
-from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
-
 DEFAULT_EMPLOYEES = 300_024
 DEFAULT_OLTP_ROWS = 10_000
 DEFAULT_OLTP_EVENTS = 20_000
@@ -93,7 +93,9 @@ OLTP_TABLES = 8
 OLTP_THREADS = 4
 ROWS_PER_INSERT = 10_000
 POLL = 0.1
-#: Looks at the replica between two looks at its channel's status.
+#: Seconds of one WAIT_FOR_EXECUTED_GTID_SET: the channel's status is looked at between two.
+WAIT_SLICE = 2
+#: Looks at the metadata database between two looks at the channel's status.
 STATUS_EVERY = 20
 TIME_LIMIT = 3_600.0
 #: The source: a buffer pool for the load, no flush at each commit (the source's durability
@@ -207,11 +209,14 @@ class Backlog:
     """One shape's backlog in the source's binary log."""
 
     shape: str
-    #: GTIDs of the setup, and of the whole backlog; the source's GTID position at both.
+    #: GTIDs of the setup, and of the whole backlog; the source's GTID position at both,
+    #: and both GTID sets as this replica names them.
     setup: int
     total: int
     setup_position: str
     position: str
+    setup_gtids: str
+    gtids: str
     rows: int
     binlog_bytes: int
     source_seconds: float
@@ -234,7 +239,7 @@ def write_backlog(source: MariaDB, shape: str, work: Path, args: argparse.Namesp
         ddl = work / "employees-ddl.sql"
         ddl.write_text(EMPLOYEES_DDL)
         source.run_script(ddl)
-        setup, setup_position = source_gtids(source).count(), _position(source)
+        setup_gtids, setup_position = source_gtids(source), _position(source)
         script = work / "employees-data.sql"
         rows = employees_script(script, args.employees)
         started = time.perf_counter()
@@ -244,7 +249,7 @@ def write_backlog(source: MariaDB, shape: str, work: Path, args: argparse.Namesp
     else:
         source.sql("CREATE DATABASE sbtest")
         sysbench(source, "prepare", tables=OLTP_TABLES, rows=args.oltp_rows, threads=1, events=0)
-        setup, setup_position = source_gtids(source).count(), _position(source)
+        setup_gtids, setup_position = source_gtids(source), _position(source)
         rows = OLTP_TABLES * args.oltp_rows
         started = time.perf_counter()
         sysbench(
@@ -256,9 +261,11 @@ def write_backlog(source: MariaDB, shape: str, work: Path, args: argparse.Namesp
             events=args.oltp_events,
         )
         tables = [f"sbtest.sbtest{n}" for n in range(1, OLTP_TABLES + 1)]
+    gtids = source_gtids(source)
     return Backlog(
-        shape=shape, setup=setup, total=source_gtids(source).count(),
-        setup_position=setup_position, position=_position(source), rows=rows,
+        shape=shape, setup=setup_gtids.count(), total=gtids.count(),
+        setup_position=setup_position, position=_position(source),
+        setup_gtids=str(setup_gtids), gtids=str(gtids), rows=rows,
         binlog_bytes=_binlog_bytes(source), source_seconds=time.perf_counter() - started,
         tables=tables,
     )  # fmt: skip
@@ -328,11 +335,6 @@ def run_mariadb(source: MariaDB, backlog: Backlog, work: Path, truth: dict[str, 
     return run
 
 
-def _executed(cursor: Any) -> int:
-    cursor.execute("SELECT @@GLOBAL.gtid_executed")
-    return GtidSet.parse(cursor.fetchone()[0] or "").count()
-
-
 def _channel_error(cursor: Any) -> str | None:
     found = status(cursor)
     if found["Last_SQL_Errno"] or found["Last_IO_Errno"]:
@@ -382,28 +384,35 @@ def run_ours(applier: str, source: MariaDB, backlog: Backlog, work: Path,
 
 def _follow(cursor: Any, data: Path, backlog: Backlog, run: Run) -> None:
     """START REPLICA, then note in ``run`` when the setup and the backlog are executed and
-    when the backlog is durable (or the channel's error). One query per look, the channel's
-    status every ``STATUS_EVERY`` looks: the server answers the polling on the same CPUs."""
+    when the backlog is durable (or the channel's error)."""
     started = time.perf_counter()
     cursor.execute(f"START REPLICA FOR CHANNEL '{CHANNEL}'")
+    for gtids, attribute in ((backlog.setup_gtids, "setup_seconds"),
+                             (backlog.gtids, "executed_seconds")):  # fmt: skip
+        while True:
+            cursor.execute("SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)", (gtids, WAIT_SLICE))
+            if cursor.fetchone()[0] == 0:
+                setattr(run, attribute, time.perf_counter() - started)
+                break
+            if not _still_going(cursor, run, time.perf_counter() - started):
+                return
     looks = 0
-    while not run.queryable_seconds:
-        now = time.perf_counter() - started
-        executed = _executed(cursor) if not run.executed_seconds else backlog.total
-        if not run.setup_seconds and executed >= backlog.setup:
-            run.setup_seconds = now
-        if not run.executed_seconds and executed >= backlog.total:
-            run.executed_seconds = now
-        if run.executed_seconds and durable_count(data) >= backlog.total:
-            run.queryable_seconds = now
+    while durable_count(data) < backlog.total:
         looks += 1
-        if looks % STATUS_EVERY == 0 or run.queryable_seconds:
-            run.error = _channel_error(cursor)
-        if run.error is None and now > TIME_LIMIT:
-            run.error = f"not durable within {TIME_LIMIT:.0f} s"
-        if run.error is not None:
+        now = time.perf_counter() - started
+        if looks % STATUS_EVERY == 0 and not _still_going(cursor, run, now):
             return
         time.sleep(POLL)
+    run.queryable_seconds = time.perf_counter() - started
+    run.error = _channel_error(cursor)
+
+
+def _still_going(cursor: Any, run: Run, seconds: float) -> bool:
+    """False, with the error noted in ``run``, once the channel failed or time is up."""
+    run.error = _channel_error(cursor)
+    if run.error is None and seconds > TIME_LIMIT:
+        run.error = f"not durable within {TIME_LIMIT:.0f} s"
+    return run.error is None
 
 
 # -- the run ---------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from tests.helpers.process import server_process  # noqa: E402
 from tests.helpers.replica_channel import CHANNEL, change_source_at, executed  # noqa: E402
 from tests.helpers.server import connect  # noqa: E402
 
-from spark_replica.applier_core.binlog.generator.simulate import Source, WorkloadSpec  # noqa: E402
+from spark_replica.tools.generator.simulate import Source, WorkloadSpec  # noqa: E402
 
 TABLES = 4
 ROWS_PER_TABLE = 1000

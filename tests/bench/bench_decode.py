@@ -50,14 +50,14 @@ from spark_replica.applier_core.binlog.file import (  # noqa: E402
     BinlogFileReader,
     read_raw_events,
 )
-from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES  # noqa: E402
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
+from spark_replica.applier_core.binlog.rows import RowsEvent  # noqa: E402
+from spark_replica.tools.generator.schema import TABLE_FACTORIES  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
     GeneratedTransaction,
     WorkloadSpec,
     simulate,
 )
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs  # noqa: E402
-from spark_replica.applier_core.binlog.rows import RowsEvent  # noqa: E402
+from spark_replica.tools.generator.writer import write_binlogs  # noqa: E402
 
 DEFAULT_ROWS = 1_000_000
 DEFAULT_ALLTYPES_ROWS = 100_000

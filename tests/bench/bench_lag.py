@@ -58,11 +58,11 @@ for _path in (_REPO / "src", _REPO):
 import pymysql  # noqa: E402
 from tests.bench.benchkit import load_average, machine_line  # noqa: E402
 
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
+from spark_replica.tools.demo import Child, executed_count, start_replication  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
     WorkloadSpec,
     simulate,
 )
-from spark_replica.server.demo import Child, executed_count, start_replication  # noqa: E402
 
 CHANNEL = "lag"
 REPL_USER = "repl"

@@ -80,13 +80,6 @@ from tests.helpers.server import connect, running_server  # noqa: E402
 from tests.unit.csa_apply.harness import engine_content  # noqa: E402
 
 from spark_replica.applier_core.binlog.file import BinlogFileReader  # noqa: E402
-from spark_replica.applier_core.binlog.generator.schema import TableDef  # noqa: E402
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    Dependency,
-    WorkloadSpec,
-    simulate_with_tables,
-)
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder  # noqa: E402
 from spark_replica.applier_core.binlog.rows import RowsEvent as DecodedRows  # noqa: E402
 from spark_replica.applier_core.channels.components import Components  # noqa: E402
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
@@ -100,7 +93,14 @@ from spark_replica.metadata import MetadataStore  # noqa: E402
 from spark_replica.metadata.factory import open_store  # noqa: E402
 from spark_replica.server.components import default_components  # noqa: E402
 from spark_replica.server.config import ServerConfig  # noqa: E402
-from spark_replica.server.source import SourceBinlog  # noqa: E402
+from spark_replica.tools.generator.schema import TableDef  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
+    Dependency,
+    WorkloadSpec,
+    simulate_with_tables,
+)
+from spark_replica.tools.generator.writer import TransactionEncoder  # noqa: E402
+from spark_replica.tools.source import SourceBinlog  # noqa: E402
 
 DEFAULT_TRANSACTIONS = 20_000
 QUICK_TRANSACTIONS = 300

@@ -45,11 +45,6 @@ from tests.helpers.builtin_source import REPL_PASSWORD as PASSWORD  # noqa: E402
 from tests.helpers.builtin_source import REPL_USER as USER  # noqa: E402
 from tests.helpers.builtin_source import SourceProcess  # noqa: E402
 
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    WorkloadSpec,
-    simulate,
-)
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder  # noqa: E402
 from spark_replica.applier_core.channels.components import ThreadContext  # noqa: E402
 from spark_replica.applier_core.channels.config import (  # noqa: E402
     ChannelConfig,
@@ -63,7 +58,12 @@ from spark_replica.applier_core.receiver.client import Security, SourceClient  #
 from spark_replica.applier_core.receiver.dump import dump_gtid, prepare_mysql  # noqa: E402
 from spark_replica.applier_core.receiver.thread import Receiver  # noqa: E402
 from spark_replica.applier_core.settings import SystemVariables  # noqa: E402
-from spark_replica.server.source import SourceBinlog  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.tools.generator.writer import TransactionEncoder  # noqa: E402
+from spark_replica.tools.source import SourceBinlog  # noqa: E402
 
 CHANNEL = "bench"
 POLL = 0.002

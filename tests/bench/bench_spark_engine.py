@@ -70,10 +70,6 @@ for _path in (_REPO / "src", _REPO):
 from tests.bench.benchkit import load_average, machine_line, positive_int  # noqa: E402
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, generate  # noqa: E402
 
-from spark_replica.applier_core.binlog.generator.simulate import (  # noqa: E402
-    Dependency,
-    WorkloadSpec,
-)
 from spark_replica.applier_core.gtid import GtidSet  # noqa: E402
 from spark_replica.applier_core.storage import RowChange, TableRef, TransactionRef  # noqa: E402
 from spark_replica.applier_core.storage.spark.engine import (  # noqa: E402
@@ -87,6 +83,10 @@ from spark_replica.applier_core.storage.spark.types import (  # noqa: E402
     to_arrow_table,
 )
 from spark_replica.metadata.factory import open_store  # noqa: E402
+from spark_replica.tools.generator.simulate import (  # noqa: E402
+    Dependency,
+    WorkloadSpec,
+)
 
 DEFAULT_ROWS = 100_000
 DEFAULT_BATCHES = 200

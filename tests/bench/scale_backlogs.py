@@ -24,14 +24,14 @@ from tests.helpers.live_source import source_gtids
 from tests.helpers.mariadb import ROOT_PASSWORD, MariaDB, existing_mariadb, running_mariadb
 from tests.helpers.replica_channel import CHANNEL
 
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.tools.generator.simulate import (
     Dependency,
     GeneratedTransaction,
     Source,
     WorkloadSpec,
 )
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
-from spark_replica.server.source import SourceBinlog
+from spark_replica.tools.generator.writer import TransactionEncoder
+from spark_replica.tools.source import SourceBinlog
 
 Row = tuple[object, ...]
 #: A transaction's events as the source's binary log appends them, and its GTID.

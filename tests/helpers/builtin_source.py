@@ -17,16 +17,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.tools.generator.simulate import (
     GeneratedTransaction,
     Source,
     WorkloadSpec,
     simulate,
 )
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.server.source import Account, SourceBinlog, SourceOptions, SourceServer
-from spark_replica.server.source.live import LiveWorkload
+from spark_replica.tools.generator.writer import TransactionEncoder
+from spark_replica.tools.source import Account, SourceBinlog, SourceOptions, SourceServer
+from spark_replica.tools.source.live import LiveWorkload
 
 REPL_USER = "repl"
 REPL_PASSWORD = "repl-secret"

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER
 from tests.helpers.process import server_process
 from tests.helpers.replica_channel import change_source_at, executed, status

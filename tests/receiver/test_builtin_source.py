@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec, simulate
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec, simulate
 from tests.helpers.builtin_source import (
     REPL_PASSWORD,
     REPL_USER,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.binlog.relaylog import relay_log_directory
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.server.components import default_components
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, BuiltinSource, running_source
 from tests.helpers.held_durability import HeldDurabilityEngine
 from tests.helpers.replica_channel import (

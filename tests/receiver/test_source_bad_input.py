@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import change_source_at, poll, wait_applied
 from tests.helpers.server import connect

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.certs import self_signed, server_context
 from tests.helpers.replica_channel import change_source_at, io_stops, wait_applied

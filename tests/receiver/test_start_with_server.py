@@ -10,12 +10,12 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.binlog.relaylog.index import relay_log_directory
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.server.components import default_components
 from spark_replica.server.config import ConfigError, load_config
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import (
     CHANNEL,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import (
     APPLIERS,

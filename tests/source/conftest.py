@@ -17,14 +17,14 @@ import pytest
 
 from spark_replica.applier_core.binlog.events import DEFAULT_FDE, Event, Gtid
 from spark_replica.applier_core.binlog.file import read_raw_events
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import Security, SourceClient
 from spark_replica.applier_core.receiver.dump import events
 from spark_replica.applier_core.receiver.protocol import COM_BINLOG_DUMP, NATIVE
-from spark_replica.server.source import Account, SourceBinlog, SourceOptions, SourceServer
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import TransactionEncoder
+from spark_replica.tools.source import Account, SourceBinlog, SourceOptions, SourceServer
 
 MakeBinlog = Callable[..., SourceBinlog]
 StartServer = Callable[..., SourceServer]

@@ -20,7 +20,7 @@ from spark_replica.applier_core.receiver.protocol import (
     PacketStream,
     parse_error,
 )
-from spark_replica.server.source import Account, SourceServer
+from spark_replica.tools.source import Account, SourceServer
 from tests.helpers.certs import self_signed, server_context
 from tests.source.conftest import (
     NATIVE_PASSWORD,

@@ -22,8 +22,8 @@ from spark_replica.applier_core.binlog.relaylog import RelayLogReader
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.convert import MysqlTracker
-from spark_replica.server.source import SourceBinlog
-from spark_replica.server.source.binlog import SERVER_VERSION
+from spark_replica.tools.source import SourceBinlog
+from spark_replica.tools.source.binlog import SERVER_VERSION
 from tests.source.conftest import (
     SERVER_ID,
     SMALL_FILES,

@@ -25,7 +25,6 @@ from spark_replica.applier_core.binlog.events import (
     Rotate,
     Xid,
 )
-from spark_replica.applier_core.binlog.generator.simulate import simulate
 from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
@@ -36,9 +35,10 @@ from spark_replica.applier_core.receiver.dump import (
     register_replica,
 )
 from spark_replica.applier_core.receiver.protocol import COM_BINLOG_DUMP_GTID
-from spark_replica.server.source import SourceBinlog, SourceServer
-from spark_replica.server.source.dump import BinlogSender, DumpRequest
-from spark_replica.server.source.live import LiveWorkload
+from spark_replica.tools.generator.simulate import simulate
+from spark_replica.tools.source import SourceBinlog, SourceServer
+from spark_replica.tools.source.dump import BinlogSender, DumpRequest
+from spark_replica.tools.source.live import LiveWorkload
 from tests.source.conftest import (
     LOG_EVENT_ARTIFICIAL_F,
     OTHER_UUID,

@@ -16,7 +16,7 @@ from spark_replica.applier_core.binlog.stream import StreamDecoder
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
 from spark_replica.applier_core.receiver.dump import register_replica
 from spark_replica.applier_core.receiver.protocol import COM_PING
-from spark_replica.server.source import SourceBinlog, SourceServer
+from spark_replica.tools.source import SourceBinlog, SourceServer
 from tests.source.conftest import (
     SERVER_ID,
     UUID,

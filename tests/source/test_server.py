@@ -13,12 +13,12 @@ import pytest
 
 from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.events import Gtid, Xid
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, simulate
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
 from spark_replica.applier_core.receiver.dump import dump_gtid, events, prepare_mysql
-from spark_replica.server.source import SourceOptions, SourceServer
-from spark_replica.server.source.live import LiveWorkload
+from spark_replica.tools.generator.simulate import GeneratedTransaction, simulate
+from spark_replica.tools.source import SourceOptions, SourceServer
+from spark_replica.tools.source.live import LiveWorkload
 from tests.source.conftest import (
     REPLICA_SERVER_ID,
     SPEC,

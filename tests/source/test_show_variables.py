@@ -12,9 +12,9 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from spark_replica.applier_core.binlog.generator.simulate import simulate
 from spark_replica.applier_core.receiver.client import SourceClient, SourceError
-from spark_replica.server.source import SourceBinlog, SourceServer
+from spark_replica.tools.generator.simulate import simulate
+from spark_replica.tools.source import SourceBinlog, SourceServer
 from tests.source.conftest import (
     REPL_PASSWORD,
     REPL_USER,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.process import ServerProcess, server_process
 from tests.helpers.server import connect
 from tests.unit.csa_apply.harness import copy_into_relay_log, generate

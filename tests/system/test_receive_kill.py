@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import SourceProcess
 from tests.helpers.crash_suite import (
     WAIT,

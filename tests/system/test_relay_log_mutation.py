@@ -32,17 +32,17 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.applier_core.binlog.relaylog import relay_log_base_name, relay_log_directory
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.server.components import default_components
+from spark_replica.tools.generator.simulate import (
     Dependency,
     GeneratedTransaction,
     Source,
     WorkloadSpec,
 )
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
-from spark_replica.applier_core.binlog.relaylog import relay_log_base_name, relay_log_directory
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage import InMemoryEngine
-from spark_replica.server.components import default_components
+from spark_replica.tools.generator.writer import TransactionEncoder
 from tests.helpers.builtin_source import (
     REPL_PASSWORD,
     REPL_USER,

@@ -24,13 +24,13 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import RowChange, TableRef, TransactionRef
 from spark_replica.applier_core.storage.spark import iceberg
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.applier_core.storage.spark.jars import s3_available
 from spark_replica.metadata.factory import open_store
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.object_store import (
     SECRET_ACCESS_KEY,
     S3Server,

@@ -22,9 +22,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage.spark import iceberg
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.process import server_process
 from tests.helpers.server import connect, executed_gtids
 from tests.helpers.spark_cluster import (

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.helpers.crash_suite import assert_tables, finish_relay_log_channel
 from tests.helpers.process import durable_count, server_process
 from tests.helpers.server import connect, executed_gtids

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import simulate
+from spark_replica.tools.generator.simulate import simulate
 from tests.helpers.scripts import bench_script
 
 TRANSACTIONS = 120

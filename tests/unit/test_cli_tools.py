@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
 from spark_replica.server.cli import log_levels, main
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "binlogs"
 

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.server import connect, executed_gtids
 from tests.unit.csa_apply.harness import (
     copy_into_relay_log,

@@ -14,9 +14,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import RowChange, TableRef, TransactionRef
+from spark_replica.tools.generator.simulate import GeneratedTransaction, WorkloadSpec
 from tests.helpers.server import connect, executed_gtids
 from tests.unit.csa_apply.harness import copy_into_relay_log, engine_content, generate
 from tests.unit.mta.harness import TimelineEngine

@@ -12,9 +12,9 @@ from typing import Any
 
 import pymysql
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.server.components import default_components
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import CHANNEL, change_source_at, wait_applied
 from tests.helpers.server import READER, connect, running_server

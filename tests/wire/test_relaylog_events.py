@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from pymysql.err import OperationalError
 
-from spark_replica.applier_core.binlog.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.relaylog import relay_log_base_name, relay_log_directory
+from spark_replica.tools.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.helpers.server import connect, running_server
 
 FAILED = "Error when executing command SHOW RELAYLOG EVENTS: "

@@ -10,8 +10,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.errors import redact_secrets
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import change_source_at, io_stops, wait_applied
 from tests.helpers.server import connect

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.server.components import default_components
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.server import connect, executed_gtids, running_server
 from tests.unit.csa_apply.harness import copy_into_relay_log, generate, insert_locally
 

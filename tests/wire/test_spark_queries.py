@@ -16,9 +16,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.server.storage import configured_components
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.server import (
     ROOT_PASSWORD,
     SERVER_THREADS,

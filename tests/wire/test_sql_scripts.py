@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.server.sqltest import run_file
+from spark_replica.tools.sqltest import run_file
 from tests.helpers.server import ROOT_PASSWORD
 
 SCRIPTS = sorted((Path(__file__).parent.parent / "sql").glob("*.test"))

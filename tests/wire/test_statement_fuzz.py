@@ -23,9 +23,9 @@ import pymysql
 import pytest
 from pymysql.constants import COMMAND
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.errors import CATALOGUE, ErrorCode
 from spark_replica.applier_core.settings import DEFINITIONS, GTID_MODES
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.helpers.builtin_source import REPL_PASSWORD, REPL_USER, running_source
 from tests.helpers.replica_channel import CHANNEL, change_source_at, wait_applied
 from tests.helpers.server import connect

@@ -16,14 +16,15 @@ import logging
 import signal
 import sys
 
-from spark_replica.server import check, demo, secrets_filter
+from spark_replica.server import check, secrets_filter
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
 from spark_replica.server.config import ConfigError, ServerConfig, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
 from spark_replica.server.native_memory import limit_malloc_arenas, trim_periodically
-from spark_replica.server.source import cli as source_args
 from spark_replica.server.spark_start import spark_started_early
+from spark_replica.tools import demo
+from spark_replica.tools.source import cli as source_args
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:
         secrets_filter.protect(handler)
     if args.command == "sqltest":
-        from spark_replica.server.sqltest.cli import main as sqltest_main
+        from spark_replica.tools.sqltest.cli import main as sqltest_main
 
         return sqltest_main(rest)
     if rest:

@@ -23,14 +23,14 @@ from spark_replica.applier_core.binlog.describe import (
     show_events,
 )
 from spark_replica.applier_core.binlog.errors import BinlogError
-from spark_replica.applier_core.binlog.generator.schema import TABLE_FACTORIES
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.tools.generator.schema import TABLE_FACTORIES
+from spark_replica.tools.generator.simulate import (
     Dependency,
     GeneratedTransaction,
     WorkloadSpec,
     simulate_with_tables,
 )
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.tools.generator.writer import write_binlogs
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,11 +8,11 @@ import pytest
 
 from spark_replica.applier_core.apply.serial import SerialApplier
 from spark_replica.applier_core.apply.transaction import ApplyError
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import InMemoryEngine, TableRef
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.harness import engine_content
 
 

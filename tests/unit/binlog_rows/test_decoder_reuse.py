@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.rows import RowsEvent, TableMapEvent, compiler
+from spark_replica.tools.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 
 
 def test_repeated_table_maps_share_their_compiled_decoders(

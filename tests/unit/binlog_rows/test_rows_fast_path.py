@@ -19,11 +19,11 @@ from spark_replica.applier_core.binlog.constants import EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import DEFAULT_FDE
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.rows import ABSENT, RowsEvent, TableMapEvent, make_column
 from spark_replica.applier_core.binlog.rows import rows as rows_module
 from spark_replica.applier_core.binlog.rows.rows import STMT_END_F, encode_rows_event
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.binlog import FIXTURES
 from tests.unit.binlog_rows.builders import rows_event, table
 

@@ -9,12 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import (
-    GeneratedTransaction,
-    WorkloadSpec,
-    simulate,
-)
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.relaylog import relay_log_base_name, relay_log_directory
 from spark_replica.applier_core.channels.components import RunningThreads, ThreadContext
 from spark_replica.applier_core.channels.config import (
@@ -36,6 +30,12 @@ from spark_replica.applier_core.storage import (
     TableRef,
     TransactionRef,
 )
+from spark_replica.tools.generator.simulate import (
+    GeneratedTransaction,
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.tools.generator.writer import write_binlogs
 
 CHANNEL = "c1"
 WAIT = 60.0

@@ -15,9 +15,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
 from spark_replica.applier_core.channels.lag import seconds_behind_source
 from spark_replica.applier_core.channels.status import StatusBoard
+from spark_replica.tools.generator.simulate import GeneratedTransaction
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import ChannelRun
 from tests.unit.mta.harness import wait_until

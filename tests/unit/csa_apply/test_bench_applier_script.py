@@ -157,7 +157,7 @@ def test_comparison_of_serial_mta_and_csa_on_two_workloads(
 
 
 def test_dependency_data_parallelism(bench: ModuleType) -> None:
-    from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
+    from spark_replica.tools.generator.simulate import GeneratedTransaction
 
     def chain(pairs: list[tuple[int, int]]) -> list[GeneratedTransaction]:
         return [GeneratedTransaction(i + 1, lc, seq, 0, 1) for i, (lc, seq) in enumerate(pairs)]
@@ -183,7 +183,7 @@ def test_bad_arguments_are_rejected(bench: ModuleType) -> None:
 
 def test_backlog_directories_keep_shapes_apart(bench: ModuleType) -> None:
     """One database keeps the plain names; several add their count, so caches never mix."""
-    from spark_replica.applier_core.binlog.generator.simulate import Dependency
+    from spark_replica.tools.generator.simulate import Dependency
 
     names = {
         bench.backlog_name(bench.plan_spec(300, Dependency.WRITESET, 0.0, workload, databases))

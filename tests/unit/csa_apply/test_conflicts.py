@@ -7,17 +7,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.schema import TableDef
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.applier_core.csa.service import CsaChannel
+from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.applier_core.storage import TransactionRef
+from spark_replica.tools.generator.schema import TableDef
+from spark_replica.tools.generator.simulate import (
     GeneratedTransaction,
     RowChange,
     WorkloadSpec,
     simulate_with_tables,
 )
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
-from spark_replica.applier_core.csa.service import CsaChannel
-from spark_replica.applier_core.gtid import GtidSet
-from spark_replica.applier_core.storage import TransactionRef
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
 

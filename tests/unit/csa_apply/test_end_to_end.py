@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.csa.service import CsaChannel
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, generate
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.storage import TableRef
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.unit.csa_apply.harness import Content, Replica, copy_into_relay_log, generate
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
 from tests.unit.csa_apply.lag_drain import drain_with_holds, seconds_behind, stamped

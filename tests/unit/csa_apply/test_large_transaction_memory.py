@@ -15,20 +15,20 @@ from typing import Any
 import pytest
 
 from spark_replica.applier_core.binlog.constants import ColumnType
-from spark_replica.applier_core.binlog.generator.schema import ColumnDef, TableDef
-from spark_replica.applier_core.binlog.generator.simulate import (
-    BASE_TIME_US,
-    SERVER_UUID,
-    GeneratedTransaction,
-    RowChange,
-)
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.channels.config import ChannelConfig
 from spark_replica.applier_core.csa.service import CsaChannel
 from spark_replica.applier_core.provider.resources import EVENT_MEMORY
 from spark_replica.applier_core.settings import SystemVariables
 from spark_replica.applier_core.storage import InMemoryEngine
 from spark_replica.applier_core.storage.store import StoreSession
+from spark_replica.tools.generator.schema import ColumnDef, TableDef
+from spark_replica.tools.generator.simulate import (
+    BASE_TIME_US,
+    SERVER_UUID,
+    GeneratedTransaction,
+    RowChange,
+)
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log
 
 KIB = 1024

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.metadata import MetadataStore, open_store
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.harness import WAIT, ChannelRun, Replica, copy_into_relay_log, generate
 from tests.unit.mta.harness import MtaReplica
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.storage import EngineError
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.unit.csa_apply.faults import Faults, RecordingEngine
 from tests.unit.csa_apply.harness import WAIT, Replica, copy_into_relay_log, generate
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.channels.config import Until, UntilKind
 from spark_replica.applier_core.errors import ReplicaError
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.harness import (
     WAIT,
     Replica,

@@ -11,8 +11,8 @@ from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
 from spark_replica.applier_core.binlog.file import read_raw_events
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.binlog.relaylog import RelayLogWriter
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.harness import Replica, generate
 
 SPEC = WorkloadSpec(tables=2, rows_per_table=10, transactions=120, seed=13)

@@ -13,9 +13,10 @@ import pytest
 
 from spark_replica.applier_core.binlog.events import Gtid, Query
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.clock import WritesetClock
-from spark_replica.applier_core.binlog.generator.schema import Row
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.applier_core.binlog.rows import RowsEvent, TableMapEvent
+from spark_replica.tools.generator.clock import WritesetClock
+from spark_replica.tools.generator.schema import Row
+from spark_replica.tools.generator.simulate import (
     SERVER_UUID,
     Dependency,
     GeneratedTransaction,
@@ -23,8 +24,7 @@ from spark_replica.applier_core.binlog.generator.simulate import (
     simulate,
     simulate_with_tables,
 )
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
-from spark_replica.applier_core.binlog.rows import RowsEvent, TableMapEvent
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.generator.test_simulate import check_dependencies, replay
 from tests.unit.generator.test_writer import replay as replay_files
 

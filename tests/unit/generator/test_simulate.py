@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 import pytest
 
 from spark_replica.applier_core.binlog.constants import ColumnType as C
-from spark_replica.applier_core.binlog.generator.schema import alltypes_table
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.tools.generator.schema import alltypes_table
+from spark_replica.tools.generator.simulate import (
     Dependency,
     GeneratedTransaction,
     WorkloadSpec,

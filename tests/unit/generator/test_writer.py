@@ -10,16 +10,16 @@ import pytest
 from spark_replica.applier_core.apply.serial import SerialApplier
 from spark_replica.applier_core.binlog.events import Gtid, Query, TransactionPayload
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.applier_core.binlog.payload import payload_events
+from spark_replica.applier_core.binlog.rows import RowKind, RowsEvent
+from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.simulate import (
     SERVER_UUID,
     Dependency,
     WorkloadSpec,
     simulate,
 )
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
-from spark_replica.applier_core.binlog.payload import payload_events
-from spark_replica.applier_core.binlog.rows import RowKind, RowsEvent
-from spark_replica.applier_core.storage import InMemoryEngine
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.harness import engine_content
 
 Rows = dict[str, dict[object, tuple[object, ...]]]

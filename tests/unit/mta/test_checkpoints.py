@@ -8,9 +8,9 @@ from pathlib import Path
 
 from spark_replica.applier_core.binlog.events import Gtid, Xid
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.channels.store import Checkpoint
 from spark_replica.applier_core.mta.gaq import GroupQueue, Position
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import WAIT
 from tests.unit.csa_apply.test_conflicts import Stream, _update

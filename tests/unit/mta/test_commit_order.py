@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import RowChange, WorkloadSpec
 from spark_replica.applier_core.channels.status import WorkerStatus
 from spark_replica.applier_core.storage import TransactionRef
+from spark_replica.tools.generator.simulate import RowChange, WorkloadSpec
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import WAIT, copy_into_relay_log, generate, insert_locally
 from tests.unit.csa_apply.test_conflicts import Crossing, Stream, _update

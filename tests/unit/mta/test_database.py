@@ -14,12 +14,6 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import (
-    GeneratedTransaction,
-    WorkloadSpec,
-    simulate,
-)
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.mta.databases import databases_of
 from spark_replica.applier_core.mta.partitions import (
     MAX_DBS_IN_EVENT_MTS,
@@ -29,6 +23,12 @@ from spark_replica.applier_core.mta.partitions import (
     partitions_of,
 )
 from spark_replica.applier_core.storage import InMemoryEngine, StoreSession, TransactionRef
+from spark_replica.tools.generator.simulate import (
+    GeneratedTransaction,
+    WorkloadSpec,
+    simulate,
+)
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.harness import WAIT, Content, copy_into_relay_log
 from tests.unit.mta.harness import MtaReplica, channel_threads
 from tests.unit.provider.helpers import ITEMS, query, rows

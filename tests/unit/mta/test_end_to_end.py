@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.unit.csa_apply.harness import copy_into_relay_log, generate
 from tests.unit.mta.harness import MtaReplica, channel_threads
 

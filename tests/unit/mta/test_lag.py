@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import copy_into_relay_log
 from tests.unit.csa_apply.lag_drain import drain_with_holds, stamped

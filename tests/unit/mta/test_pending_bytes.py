@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.mta.pending import STATE
 from spark_replica.applier_core.storage import RowChange
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.harness import WAIT, copy_into_relay_log, engine_content, generate
 from tests.unit.csa_apply.test_conflicts import SPEC, Stream, _update
 from tests.unit.mta.harness import MtaReplica, TimelineEngine, wait_until

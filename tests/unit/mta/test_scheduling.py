@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import (
+from spark_replica.tools.generator.simulate import (
     Dependency,
     GeneratedTransaction,
     WorkloadSpec,

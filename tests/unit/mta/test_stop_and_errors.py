@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from spark_replica.applier_core.apply.serial import SerialApplier
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, WorkloadSpec
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.mta.failure import STOP_WARNING
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import InMemoryEngine, TransactionRef
+from spark_replica.tools.generator.simulate import GeneratedTransaction, WorkloadSpec
 from tests.unit.csa_apply.harness import (
     WAIT,
     copy_into_relay_log,

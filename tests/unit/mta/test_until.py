@@ -13,12 +13,12 @@ import pytest
 from spark_replica.applier_core.apply.serial import SerialApplier
 from spark_replica.applier_core.binlog.events import Gtid, Xid
 from spark_replica.applier_core.binlog.file import BinlogFileReader
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec
 from spark_replica.applier_core.channels.config import Until, UntilKind
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.storage import EngineError, InMemoryEngine
+from spark_replica.tools.generator.simulate import WorkloadSpec
 from tests.unit.csa_apply.faults import RecordingEngine
 from tests.unit.csa_apply.harness import WAIT, copy_into_relay_log, engine_content, generate
 from tests.unit.csa_apply.test_conflicts import SPEC as STREAM_SPEC

@@ -21,8 +21,6 @@ from spark_replica.applier_core.binlog.events import (
     make_header,
 )
 from spark_replica.applier_core.binlog.file import BinlogFileReader, read_raw_events
-from spark_replica.applier_core.binlog.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.payload import payload_events
 from spark_replica.applier_core.binlog.relaylog import RelayLog, relay_log_directory
 from spark_replica.applier_core.binlog.transactions import Transaction, group_transactions
@@ -36,6 +34,8 @@ from spark_replica.applier_core.provider import (
     TransactionProvider,
     TransactionState,
 )
+from spark_replica.tools.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 from tests.unit.provider.helpers import (
     CHANNEL,
     ITEMS,

@@ -17,9 +17,9 @@ from spark_replica.applier_core.binlog.codecs.registry import (
 from spark_replica.applier_core.binlog.constants import EventFlag, EventType
 from spark_replica.applier_core.binlog.events import FormatDescription, Rotate, make_header
 from spark_replica.applier_core.binlog.file import read_raw_events
-from spark_replica.applier_core.binlog.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
-from spark_replica.applier_core.binlog.generator.writer import write_binlogs
 from spark_replica.applier_core.binlog.relaylog import RelayLog, RelayLogWriter
+from spark_replica.tools.generator.simulate import SERVER_UUID, WorkloadSpec, simulate
+from spark_replica.tools.generator.writer import write_binlogs
 
 
 def _relay_from_source(tmp_path: Path) -> tuple[RelayLog, list[bytes]]:

@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 from typing import Protocol
 
-from spark_replica.server.sqltest.cli import main
-from spark_replica.server.sqltest.runner import Outcome, run_file, run_files
+from spark_replica.tools.sqltest.cli import main
+from spark_replica.tools.sqltest.runner import Outcome, run_file, run_files
 
 
 class ServerThread(Protocol):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from spark_replica.server.sqltest.output import (
+from spark_replica.tools.sqltest.output import (
     ServerError,
     diff_outputs,
     error_symbol,

@@ -10,8 +10,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from spark_replica.server.sqltest.connection import ConnectParams, DbConnection, DbCursor
-from spark_replica.server.sqltest.runner import Outcome, run_file
+from spark_replica.tools.sqltest.connection import ConnectParams, DbConnection, DbCursor
+from spark_replica.tools.sqltest.runner import Outcome, run_file
 
 #: ``sql -> response``: a list of ``(columns or None, rows, warning_count)`` or an exception.
 Response = list[tuple[list[str] | None, list[tuple[Any, ...]], int]] | Exception

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from spark_replica.applier_core.errors import ErrorCode
-from spark_replica.server.sqltest.errors import (
+from spark_replica.tools.sqltest.errors import (
     ExpectedError,
     ScriptError,
     parse_error_list,
     resolve_error,
     resolve_error_name,
 )
-from spark_replica.server.sqltest.script import (
+from spark_replica.tools.sqltest.script import (
     Connect,
     Disconnect,
     Echo,

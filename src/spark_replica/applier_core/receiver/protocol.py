@@ -1,5 +1,5 @@
 """The MySQL client/server protocol at the packet level, for both of its ends: the replica's
-receiver (``client.py``) and the built-in binlog server (``spark_replica.server.source``).
+receiver (``client.py``) and the built-in binlog server (``spark_replica.tools.source``).
 
 A ``PacketStream`` frames payloads over a socket as the protocol says: a 3-byte
 little-endian length, a sequence number, the payload; a payload of 2^24-1 bytes or more goes

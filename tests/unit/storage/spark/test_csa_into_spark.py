@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from spark_replica.applier_core.binlog.generator.simulate import Dependency, WorkloadSpec
 from spark_replica.applier_core.storage.spark.engine import SparkEngine
 from spark_replica.metadata.factory import open_store
+from spark_replica.tools.generator.simulate import Dependency, WorkloadSpec
 from tests.unit.csa_apply.harness import Replica, copy_into_relay_log, engine_content, generate
 
 pytestmark = pytest.mark.spark

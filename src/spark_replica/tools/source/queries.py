@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.receiver.protocol import SourceError
-from spark_replica.server.source.binlog import SERVER_VERSION, SourceBinlog
+from spark_replica.tools.source.binlog import SERVER_VERSION, SourceBinlog
 
 ER_NOT_SUPPORTED_YET = 1235
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193

@@ -37,7 +37,7 @@ from spark_replica.applier_core.binlog.relaylog import (
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.receiver.protocol import PacketStream, SourceError, eof_packet
 from spark_replica.applier_core.receiver.protocol import lost as connection_lost
-from spark_replica.server.source.binlog import SourceBinlog
+from spark_replica.tools.source.binlog import SourceBinlog
 
 ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
 

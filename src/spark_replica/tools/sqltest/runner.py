@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark_replica.server.sqltest.connection import (
+from spark_replica.tools.sqltest.connection import (
     Connector,
     ConnectParams,
     DbConnection,
@@ -16,8 +16,8 @@ from spark_replica.server.sqltest.connection import (
     connect_pymysql,
     query_all,
 )
-from spark_replica.server.sqltest.errors import ExpectedError, ScriptError, parse_error_list
-from spark_replica.server.sqltest.output import (
+from spark_replica.tools.sqltest.errors import ExpectedError, ScriptError, parse_error_list
+from spark_replica.tools.sqltest.output import (
     ServerError,
     diff_outputs,
     format_error,
@@ -26,7 +26,7 @@ from spark_replica.server.sqltest.output import (
     format_warnings,
     result_path,
 )
-from spark_replica.server.sqltest.script import (
+from spark_replica.tools.sqltest.script import (
     Command,
     Connect,
     Disconnect,

@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from spark_replica.applier_core.binlog.codecs.gtid import restamped_gtid
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction
-from spark_replica.applier_core.binlog.generator.writer import TransactionEncoder
-from spark_replica.server.source.binlog import SourceBinlog
+from spark_replica.tools.generator.simulate import GeneratedTransaction
+from spark_replica.tools.generator.writer import TransactionEncoder
+from spark_replica.tools.source.binlog import SourceBinlog
 
 _T = TypeVar("_T")
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from spark_replica.server.sqltest.runner import Outcome, run_file
+from spark_replica.tools.sqltest.runner import Outcome, run_file
 
 _NAME_WIDTH = 60
 

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from spark_replica.applier_core.binlog.constants import ColumnType
-from spark_replica.applier_core.binlog.generator.clock import CommitOrderClock, WritesetClock
-from spark_replica.applier_core.binlog.generator.schema import (
+from spark_replica.tools.generator.clock import CommitOrderClock, WritesetClock
+from spark_replica.tools.generator.schema import (
     TABLE_FACTORIES,
     ColumnDef,
     Row,

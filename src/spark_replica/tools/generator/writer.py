@@ -27,8 +27,6 @@ from spark_replica.applier_core.binlog.events import (
     make_header,
 )
 from spark_replica.applier_core.binlog.file import BinlogFileWriter
-from spark_replica.applier_core.binlog.generator.schema import ColumnDef, TableDef
-from spark_replica.applier_core.binlog.generator.simulate import GeneratedTransaction, RowChange
 from spark_replica.applier_core.binlog.packing import pack_int
 from spark_replica.applier_core.binlog.payload import make_transaction_payload
 from spark_replica.applier_core.binlog.rows import (
@@ -39,6 +37,8 @@ from spark_replica.applier_core.binlog.rows import (
 )
 from spark_replica.applier_core.binlog.rows.rows import STMT_END_F
 from spark_replica.applier_core.gtid import GtidSet
+from spark_replica.tools.generator.schema import ColumnDef, TableDef
+from spark_replica.tools.generator.simulate import GeneratedTransaction, RowChange
 
 SERVER_VERSION = "8.4.0"
 SERVER_VERSION_ID = 80400

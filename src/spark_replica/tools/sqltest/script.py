@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark_replica.server.sqltest.errors import (
+from spark_replica.tools.sqltest.errors import (
     ExpectedError,
     ScriptError,
     parse_error_list,

@@ -22,11 +22,11 @@ import ssl
 import threading
 from pathlib import Path
 
-from spark_replica.applier_core.binlog.generator.simulate import WorkloadSpec, simulate
-from spark_replica.server.source.auth import CACHING_SHA2, NATIVE, Account
-from spark_replica.server.source.binlog import DEFAULT_MAX_SIZE, SourceBinlog
-from spark_replica.server.source.live import LiveWorkload
-from spark_replica.server.source.server import SourceOptions, SourceServer
+from spark_replica.tools.generator.simulate import WorkloadSpec, simulate
+from spark_replica.tools.source.auth import CACHING_SHA2, NATIVE, Account
+from spark_replica.tools.source.binlog import DEFAULT_MAX_SIZE, SourceBinlog
+from spark_replica.tools.source.live import LiveWorkload
+from spark_replica.tools.source.server import SourceOptions, SourceServer
 
 DEFAULT_PORT = 3307
 

@@ -51,10 +51,10 @@ from spark_replica.applier_core.receiver.protocol import (
     ok_packet,
     pack_lenenc_int,
 )
-from spark_replica.server.source.auth import Account, Authenticator
-from spark_replica.server.source.binlog import SERVER_VERSION, SourceBinlog
-from spark_replica.server.source.dump import BinlogSender, DumpRequest
-from spark_replica.server.source.queries import (
+from spark_replica.tools.source.auth import Account, Authenticator
+from spark_replica.tools.source.binlog import SERVER_VERSION, SourceBinlog
+from spark_replica.tools.source.dump import BinlogSender, DumpRequest
+from spark_replica.tools.source.queries import (
     Replica,
     Result,
     SessionState,

@@ -5,16 +5,16 @@
 
 from __future__ import annotations
 
-from spark_replica.server.sqltest.connection import ConnectParams
-from spark_replica.server.sqltest.errors import (
+from spark_replica.tools.sqltest.connection import ConnectParams
+from spark_replica.tools.sqltest.errors import (
     ExpectedError,
     ScriptError,
     resolve_error,
     resolve_error_name,
 )
-from spark_replica.server.sqltest.output import ServerError, format_result, format_value
-from spark_replica.server.sqltest.runner import Outcome, run_file, run_files
-from spark_replica.server.sqltest.script import Command, parse_file, parse_script, substitute
+from spark_replica.tools.sqltest.output import ServerError, format_result, format_value
+from spark_replica.tools.sqltest.runner import Outcome, run_file, run_files
+from spark_replica.tools.sqltest.script import Command, parse_file, parse_script, substitute
 
 __all__ = [
     "Command",
