@@ -1,13 +1,16 @@
-"""Package layering (architecture §3, style §7 rule 1): forbidden imports fail the build.
+"""Package layering (architecture §3, style §7 rule 1): forbidden imports and import cycles
+fail the build.
 
 Every module under ``src/spark_replica`` is parsed with ``ast``; absolute imports, relative
 imports (resolved against the module's package) and ``importlib.import_module``/``__import__``
-calls with a literal name are collected, including those under ``if TYPE_CHECKING:``.
+calls with a literal name are collected, including those under ``if TYPE_CHECKING:`` and
+inside functions.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +30,19 @@ class Rule:
     forbidden: str
     #: Sub-packages of ``scope`` that are exempt.
     allowed_under: tuple[str, ...] = ()
+    #: Modules below ``forbidden`` that may be imported all the same.
+    except_for: tuple[str, ...] = ()
 
 
 def _rules_for(scope: str, *forbidden: str) -> list[Rule]:
     return [Rule(scope, name) for name in forbidden]
 
+
+#: The packages that apply replicated transactions, and what runs them.
+APPLIERS = tuple(
+    f"spark_replica.applier_core.{name}"
+    for name in ("apply", "csa", "mta", "provider", "scheduler", "receiver", "channels")
+)
 
 RULES: list[Rule] = [
     *_rules_for(
@@ -77,6 +88,48 @@ RULES: list[Rule] = [
         "spark_replica.applier_core.storage.memory",
         "spark_replica.applier_core.storage.spark",
     ),
+    # The binlog codec stands alone: outside itself it knows only the error catalogue and GTIDs.
+    Rule(
+        "spark_replica.applier_core.binlog",
+        "spark_replica",
+        except_for=(
+            "spark_replica.applier_core.binlog",
+            "spark_replica.applier_core.errors",
+            "spark_replica.applier_core.gtid",
+        ),
+    ),
+    # The events are plain values: no codec (the rows family keeps its events with its codecs).
+    Rule(
+        "spark_replica.applier_core.binlog.events",
+        "spark_replica",
+        except_for=(
+            "spark_replica.applier_core.binlog.events",
+            "spark_replica.applier_core.binlog.constants",
+            "spark_replica.applier_core.binlog.errors",
+            "spark_replica.applier_core.binlog.status_vars",
+            "spark_replica.applier_core.gtid",
+        ),
+    ),
+    # The storage engines know no applier.
+    *_rules_for("spark_replica.applier_core.storage", *APPLIERS),
+    # Both appliers take transactions from the provider, which knows neither.
+    Rule("spark_replica.applier_core.mta", "spark_replica.applier_core.csa"),
+    *_rules_for(
+        "spark_replica.applier_core.provider",
+        "spark_replica.applier_core.csa",
+        "spark_replica.applier_core.mta",
+    ),
+    # The tools (built-in source, workload generator, mysqltest runner, demo) are reached
+    # through the CLI only.
+    Rule(
+        "spark_replica",
+        "spark_replica.tools",
+        allowed_under=(
+            "spark_replica.tools",
+            "spark_replica.server.cli",
+            "spark_replica.server.cli_tools",
+        ),
+    ),
     # The native core is reached through the key index: its codecs (each falling back to
     # its Python form) and its LMDB environment. No Python LMDB binding is used.
     Rule(
@@ -119,13 +172,7 @@ def imports_of(source: str, module: str, is_package: bool = False) -> list[Impor
         if isinstance(node, ast.Import):
             edges += [ImportEdge(module, alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base_parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(base_parts)
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             edges.append(ImportEdge(module, target, node.lineno))
             # ``from pkg import sub`` may import the sub-module ``pkg.sub``.
             edges += [
@@ -139,6 +186,15 @@ def imports_of(source: str, module: str, is_package: bool = False) -> list[Impor
                 if isinstance(name, str):
                     edges.append(ImportEdge(module, name, node.lineno))
     return edges
+
+
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement imports from, made absolute."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = ".".join(parts[: len(parts) - (node.level - 1)])
+    return f"{base}.{node.module}" if node.module else base
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
@@ -160,7 +216,9 @@ def violations(edges: list[ImportEdge], rules: list[Rule] = RULES) -> list[str]:
                 continue
             if any(_within(edge.module, allowed) for allowed in rule.allowed_under):
                 continue
-            if _within(edge.imported, rule.forbidden):
+            if _within(edge.imported, rule.forbidden) and not any(
+                _within(edge.imported, allowed) for allowed in rule.except_for
+            ):
                 found.append(
                     f"{edge.module}:{edge.line} imports {edge.imported} (forbidden in {rule.scope})"
                 )
@@ -180,6 +238,97 @@ def all_edges() -> list[ImportEdge]:
             is_package=path.name == "__init__.py",
         )
     return edges
+
+
+def _sources() -> dict[str, tuple[str, bool]]:
+    """Every module: its source and whether it is a package."""
+    return {
+        module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for path in _source_files()
+    }
+
+
+# -- import cycles -----------------------------------------------------------------------------
+
+
+def _known(name: str, modules: Iterable[str]) -> str:
+    """``name``, or its longest prefix that is a module of ``modules`` ("" if none is)."""
+    known = set(modules)
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def resolved_imports(
+    source: str, module: str, is_package: bool, modules: Iterable[str]
+) -> set[str]:
+    """The modules of ``modules`` that ``source`` imports: ``from pkg import name`` is the
+    module ``pkg.name`` when there is one, else ``pkg``; ``import a.b`` is ``a.b`` or the
+    longest prefix of it that is a module."""
+    known = set(modules)
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(_known(alias.name, known) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            target = _from_target(node, package)
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in known else _known(target, known))
+    found.discard("")
+    return found
+
+
+def import_graph(scope: str, sources: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """The imports among the modules under ``scope``, module by module."""
+    inside = [name for name in sources if _within(name, scope)]
+    return {
+        name: {
+            imported
+            for imported in resolved_imports(sources[name][0], name, sources[name][1], sources)
+            if _within(imported, scope)
+        }
+        for name in inside
+    }
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` that hold a cycle (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in graph.get(node, ()):
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+BINLOG = "spark_replica.applier_core.binlog"
 
 
 # -- the project itself -----------------------------------------------------------------------
@@ -209,7 +358,14 @@ def test_no_forbidden_imports() -> None:
     assert violations(all_edges()) == []
 
 
-# -- the checker can fail ---------------------------------------------------------------------
+def test_the_binlog_package_has_no_import_cycle() -> None:
+    found = cycles(import_graph(BINLOG, _sources()))
+    assert not found, "import cycles in binlog: " + "; ".join(
+        " <-> ".join(component) for component in found
+    )
+
+
+# -- the checkers can fail ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -319,6 +475,79 @@ def test_no_forbidden_imports() -> None:
             "import lmdb\n",
             "spark_replica.applier_core.storage.memory:1 imports lmdb (forbidden in spark_replica)",
         ),
+        (
+            "spark_replica.applier_core.binlog.file",
+            False,
+            "from spark_replica.applier_core.progress import Progress\n",
+            "spark_replica.applier_core.binlog.file:1 imports spark_replica.applier_core.progress "
+            "(forbidden in spark_replica.applier_core.binlog)",
+        ),
+        (
+            "spark_replica.applier_core.binlog.events.query",
+            False,
+            "from ..codecs.query import decode_query_at\n",
+            "spark_replica.applier_core.binlog.events.query:1 imports "
+            "spark_replica.applier_core.binlog.codecs.query "
+            "(forbidden in spark_replica.applier_core.binlog.events)",
+        ),
+        (
+            "spark_replica.applier_core.binlog.events",
+            True,
+            "from spark_replica.applier_core.binlog.rows import RowsEvent\n",
+            "spark_replica.applier_core.binlog.events:1 imports "
+            "spark_replica.applier_core.binlog.rows "
+            "(forbidden in spark_replica.applier_core.binlog.events)",
+        ),
+        (
+            "spark_replica.applier_core.storage.memory",
+            False,
+            "from spark_replica.applier_core.apply.xa import xa_verb\n",
+            "spark_replica.applier_core.storage.memory:1 imports "
+            "spark_replica.applier_core.apply.xa (forbidden in spark_replica.applier_core.storage)",
+        ),
+        (
+            "spark_replica.applier_core.storage.spark.engine",
+            False,
+            "def f():\n    from ...channels import lag\n",
+            "spark_replica.applier_core.storage.spark.engine:2 imports "
+            "spark_replica.applier_core.channels (forbidden in spark_replica.applier_core.storage)",
+        ),
+        (
+            "spark_replica.applier_core.mta.coordinator",
+            False,
+            "from spark_replica.applier_core.csa import service\n",
+            "spark_replica.applier_core.mta.coordinator:1 imports spark_replica.applier_core.csa "
+            "(forbidden in spark_replica.applier_core.mta)",
+        ),
+        (
+            "spark_replica.applier_core.provider.reader",
+            False,
+            "from ..mta.clock import Stamp\n",
+            "spark_replica.applier_core.provider.reader:1 imports "
+            "spark_replica.applier_core.mta.clock "
+            "(forbidden in spark_replica.applier_core.provider)",
+        ),
+        (
+            "spark_replica.applier_core.provider",
+            True,
+            "from spark_replica.applier_core.csa.job import Job\n",
+            "spark_replica.applier_core.provider:1 imports spark_replica.applier_core.csa.job "
+            "(forbidden in spark_replica.applier_core.provider)",
+        ),
+        (
+            "spark_replica.server.app",
+            False,
+            "from spark_replica.tools.source import SourceServer\n",
+            "spark_replica.server.app:1 imports spark_replica.tools.source "
+            "(forbidden in spark_replica)",
+        ),
+        (
+            "spark_replica.applier_core.receiver.thread",
+            False,
+            "from ...tools.generator import writer\n",
+            "spark_replica.applier_core.receiver.thread:1 imports spark_replica.tools.generator "
+            "(forbidden in spark_replica)",
+        ),
     ],
 )
 def test_checker_reports_a_forbidden_import(
@@ -348,6 +577,24 @@ def test_checker_reports_a_forbidden_import(
             "spark_replica.applier_core.storage.key_index.codec",
             "from ..interface import Row\n",
         ),
+        (
+            "spark_replica.applier_core.binlog.codecs.gtid",
+            "from spark_replica.applier_core.gtid import GtidSet\nimport zstandard\n",
+        ),
+        ("spark_replica.applier_core.binlog.errors", "from ..errors import ErrorCode\n"),
+        (
+            "spark_replica.applier_core.binlog.events.query",
+            "from ..status_vars import QueryStatus\nfrom ..constants import HEADER_LEN\n",
+        ),
+        (
+            "spark_replica.applier_core.storage.memory",
+            "from spark_replica.applier_core import failpoints, progress\n",
+        ),
+        ("spark_replica.applier_core.mta.coordinator", "from ..provider import TransactionState\n"),
+        ("spark_replica.applier_core.csa.service", "from ..provider import providers\n"),
+        ("spark_replica.server.cli", "from spark_replica.tools import demo\n"),
+        ("spark_replica.server.cli_tools", "from spark_replica.tools.generator import writer\n"),
+        ("spark_replica.tools.demo", "from spark_replica.server import config\n"),
     ],
 )
 def test_checker_allows_permitted_imports(module: str, source: str) -> None:
@@ -366,3 +613,27 @@ def test_relative_imports_resolve_against_the_package() -> None:
         "spark_replica.applier_core",
         "spark_replica.applier_core.gtid",
     }
+
+
+def test_import_graph_resolves_from_imports_to_submodules() -> None:
+    modules = {"p", "p.sub", "p.q", "p.q.r", "p.m"}
+    source = "from p import sub, name\nimport p.q.r.x\nfrom .q import r\nimport os\n"
+    assert resolved_imports(source, "p.m", False, modules) == {"p.sub", "p", "p.q.r"}
+
+
+def test_cycles_are_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"], ["d"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_codec_imported_by_an_event_makes_a_cycle() -> None:
+    sources = _sources()
+    header = f"{BINLOG}.events.header"
+    source, is_package = sources[header]
+    bad = source + "\nfrom spark_replica.applier_core.binlog.codecs.registry import decode_event\n"
+    found = cycles(import_graph(BINLOG, {**sources, header: (bad, is_package)}))
+    assert found
+    assert any(
+        header in component and f"{BINLOG}.codecs.registry" in component for component in found
+    )
