@@ -19,6 +19,7 @@ import sys
 from spark_replica.server import check, secrets_filter
 from spark_replica.server.cli_tools import add_commands
 from spark_replica.server.cli_tools import run as run_tool
+from spark_replica.server.collector import collect_less_often
 from spark_replica.server.config import ConfigError, ServerConfig, load_config
 from spark_replica.server.data_dir_lock import DataDirInUse, data_dir_lock
 from spark_replica.server.native_memory import limit_malloc_arenas, trim_periodically
@@ -46,6 +47,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"spark-replica: {e}", file=sys.stderr)
         return 2
     limit_malloc_arenas()  # before the server's threads start
+    collect_less_often()
     try:
         with data_dir_lock(config.data_dir), spark_started_early(config):
             return _run_server(config)
