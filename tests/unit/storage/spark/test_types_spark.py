@@ -72,3 +72,31 @@ def test_the_ddl_describes_the_files(spark: Any, written: Path) -> None:
         assert_same_rows(EDGE_COLUMNS, rows, expected_rows(EDGE_COLUMNS, EDGE_ROWS))
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_arrow_frames_give_what_create_data_frame_gives_in_fewer_jvm_calls(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import py4j.clientserver
+
+    from spark_replica.applier_core.storage.spark.arrow_frames import arrow_frames
+
+    table = to_arrow_table(EDGE_COLUMNS, EDGE_ROWS)
+    schema = spark_schema(EDGE_COLUMNS)
+    frames = arrow_frames(spark)
+    calls = []
+    send = py4j.clientserver.ClientServerConnection.send_command
+
+    def counted(connection: Any, command: str) -> Any:
+        calls.append(command)
+        return send(connection, command)
+
+    monkeypatch.setattr(py4j.clientserver.ClientServerConnection, "send_command", counted)
+    ours = frames.frame(table, schema)
+    made_by_frames = len(calls)
+    theirs = spark.createDataFrame(table, schema=schema)
+    made_by_spark = len(calls) - made_by_frames
+    monkeypatch.undo()
+    assert ours.schema == theirs.schema
+    assert ours.orderBy("id").toArrow() == theirs.orderBy("id").toArrow()
+    assert made_by_frames <= 4 < made_by_spark

@@ -64,6 +64,9 @@ TABLE_PROPERTIES: Mapping[str, str] = {
     "write.metadata.previous-versions-max": "20",
 }
 
+#: Table identifiers kept made in the JVM (``IcebergCatalog._identifier``).
+IDENTIFIERS_KEPT = 4096
+
 #: Iceberg's table property prefix that gives the Parquet files of a table a bloom filter of
 #: the column named after it.
 BLOOM_FILTER_COLUMN = "write.parquet.bloom-filter-enabled.column."
@@ -99,6 +102,12 @@ class IcebergCatalog:
         self.root = root.rstrip("/")
         self._jvm = spark._jvm
         self._gateway = spark.sparkContext._gateway
+        # Each name looked up in the JVM is a round trip through py4j (and a wait for the
+        # GIL after it): the classes are looked up once, the identifiers made once a table.
+        self._string = self._jvm.String
+        self._namespace_class = self._jvm.org.apache.iceberg.catalog.Namespace
+        self._identifier_class = self._jvm.org.apache.iceberg.catalog.TableIdentifier
+        self._identifiers: dict[tuple[str, str], Any] = {}
         # Loaded through SQL first: Spark finds a catalog's settings in the session a
         # statement runs in, while a bare catalogManager lookup from Python sees the
         # thread's active session, which may be another one.
@@ -122,14 +131,18 @@ class IcebergCatalog:
         return f"{self.root}/t{table_id}"
 
     def _namespace(self, name: str) -> Any:
-        levels = self._gateway.new_array(self._jvm.String, 1)
+        levels = self._gateway.new_array(self._string, 1)
         levels[0] = name
-        return self._jvm.org.apache.iceberg.catalog.Namespace.of(levels)
+        return self._namespace_class.of(levels)
 
     def _identifier(self, namespace: str, table: str) -> Any:
-        return self._jvm.org.apache.iceberg.catalog.TableIdentifier.of(
-            self._namespace(namespace), table
-        )
+        found = self._identifiers.get((namespace, table))
+        if found is None:
+            if len(self._identifiers) >= IDENTIFIERS_KEPT:
+                self._identifiers.clear()
+            found = self._identifier_class.of(self._namespace(namespace), table)
+            self._identifiers[namespace, table] = found
+        return found
 
     # -- namespaces ----------------------------------------------------------------------------
 

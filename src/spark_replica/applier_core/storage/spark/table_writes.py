@@ -38,6 +38,7 @@ from typing import Any
 import pyarrow as pa
 
 from spark_replica.applier_core.storage.interface import Column, Row, TableDef
+from spark_replica.applier_core.storage.spark.arrow_frames import arrow_frames
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.commit_log import PendingChanges
 from spark_replica.applier_core.storage.spark.state import StoredTable
@@ -242,7 +243,7 @@ def _view(spark: Any, table: StoredTable, data: pa.Table) -> str:
     width = len(table.definition.columns)
     fields = [data.schema.field(i) for i in range(width, data.num_columns)]
     schema = spark_schema(_loose(table.definition), fields)
-    frame = spark.createDataFrame(data, schema=schema)
+    frame = arrow_frames(spark).frame(data, schema)
     files = max(1, -(-data.nbytes // FILE_BYTES))
     if files > 1:
         frame = frame.repartition(files)
