@@ -81,6 +81,10 @@ def test_acquire_free_takes_the_free_locks_up_to_the_first_held_by_another(
     assert locks.holder_of(T, (5,)) is None  # not taken: it comes after the one B holds
     assert locks.acquire_free("B", T, [(6,), (4,)]) == 2
     assert locks.acquire_free("C", T, []) == 0
+    assert locks.acquire_free("D", T, [(4,), (7,)]) == 0
+    # Neither took a lock: an abort finds them in nobody's way.
+    assert not locks.abort("C", EngineError(1213, "aborted"))
+    assert not locks.abort("D", EngineError(1213, "aborted"))
     assert log.calls == []  # nobody waited
     locks.abort("A", EngineError(1213, "aborted"))
     with pytest.raises(EngineError, match="aborted"):

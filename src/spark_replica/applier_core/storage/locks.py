@@ -167,13 +167,13 @@ class LockManager(Generic[OwnerT]):
             if self._aborts:
                 self._raise_abort(owner)
             owned = self._owned.get(owner)
-            if owned is None:
-                owned = self._owned[owner] = []
             for taken, key in enumerate(keys):
                 lock_key = (table, key)
                 holder = holders.get(lock_key)
                 if holder is None:
                     holders[lock_key] = owner
+                    if owned is None:  # an owner of no lock is not listed (``abort``)
+                        owned = self._owned[owner] = []
                     owned.append(lock_key)
                 elif not (holder is owner or holder == owner):
                     return taken
