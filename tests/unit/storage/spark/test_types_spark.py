@@ -4,6 +4,7 @@ Spark DDL must describe the files Spark wrote."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,9 +87,11 @@ def test_arrow_frames_give_what_create_data_frame_gives_in_fewer_jvm_calls(
     frames = arrow_frames(spark)
     calls = []
     send = py4j.clientserver.ClientServerConnection.send_command
+    this_thread = threading.get_ident()
 
     def counted(connection: Any, command: str) -> Any:
-        calls.append(command)
+        if threading.get_ident() == this_thread:  # not another test's engine threads
+            calls.append(command)
         return send(connection, command)
 
     monkeypatch.setattr(py4j.clientserver.ClientServerConnection, "send_command", counted)
