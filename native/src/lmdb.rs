@@ -232,29 +232,38 @@ impl Environment {
     fn open_db(&self, py: Python<'_>, name: &[u8]) -> PyResult<Database> {
         let c_name =
             CString::new(name).map_err(|_| LmdbError::new_err("a database name holds a NUL"))?;
-        let txn = self.begin_write(py)?;
-        let mut dbi: ffi::MDB_dbi = 0;
-        // SAFETY: a write transaction begun just now, committed or aborted below.
-        unsafe {
-            let rc = ffi::mdb_dbi_open(txn, c_name.as_ptr(), ffi::MDB_CREATE, &mut dbi);
-            if rc != 0 {
-                ffi::mdb_txn_abort(txn);
-                return Err(lmdb_error(rc, "mdb_dbi_open"));
+        self.shared.open.fetch_add(1, Ordering::AcqRel); // as `begin`
+        let opened = self.begin_write(py).and_then(|txn| {
+            let mut dbi: ffi::MDB_dbi = 0;
+            // SAFETY: a write transaction begun just now, committed or aborted here.
+            unsafe {
+                let rc = ffi::mdb_dbi_open(txn, c_name.as_ptr(), ffi::MDB_CREATE, &mut dbi);
+                if rc != 0 {
+                    ffi::mdb_txn_abort(txn);
+                    return Err(lmdb_error(rc, "mdb_dbi_open"));
+                }
+                check(ffi::mdb_txn_commit(txn), "mdb_txn_commit")?;
             }
-            check(ffi::mdb_txn_commit(txn), "mdb_txn_commit")?;
-        }
-        Ok(Database { dbi })
+            Ok(Database { dbi })
+        });
+        self.shared.open.fetch_sub(1, Ordering::AcqRel);
+        opened
     }
 
     /// A transaction: a read-only one (a snapshot of the last commit), or the write one.
     #[pyo3(signature = (*, write=false))]
     fn begin(&self, py: Python<'_>, write: bool) -> PyResult<Transaction> {
-        let txn = if write {
-            self.begin_write(py)?
-        } else {
-            self.begin_read()?
-        };
+        // Counted before a write transaction lets go of the GIL to wait for LMDB's writer
+        // lock: a `close` or `set_mapsize` meanwhile is refused, not run under it.
         self.shared.open.fetch_add(1, Ordering::AcqRel);
+        let begun = if write {
+            self.begin_write(py)
+        } else {
+            self.begin_read()
+        };
+        let txn = begun.inspect_err(|_| {
+            self.shared.open.fetch_sub(1, Ordering::AcqRel);
+        })?;
         Ok(Transaction {
             shared: self.shared.clone(),
             txn: AtomicPtr::new(txn),
