@@ -205,20 +205,34 @@ def test_a_flush_adds_one_data_file_and_the_manifests_stay_merged(spark: Any, pl
         engine.close()
 
 
-def failing_view(seen: list[str], failing: int, message: str) -> Any:
-    """A stand-in for ``table_writes._view`` that notes each table it is called for in
-    ``seen`` and fails its ``failing``-th call with ``OSError(message)``."""
+def failing_writes(
+    monkeypatch: pytest.MonkeyPatch, seen: list[str], failing: int, message: str
+) -> None:
+    """Wraps what a flush writes a table's rows with (``table_writes._view`` for SQL
+    statements; for an append by data files, its commit, once the files are written): each
+    call notes the table in ``seen``, and the ``failing``-th fails with ``OSError(message)``."""
     from spark_replica.applier_core.storage.spark import table_writes
+    from spark_replica.applier_core.storage.spark.data_files import DataFileAppender
 
-    original = table_writes._view
+    def wrap(original: Any, table_of: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            seen.append(table_of(*args))
+            if len(seen) == failing:
+                raise OSError(message)
+            return original(*args, **kwargs)
 
-    def view(spark: Any, table: Any, data: pa.Table) -> str:
-        seen.append(table.ref.table)
-        if len(seen) == failing:
-            raise OSError(message)
-        return original(spark, table, data)
+        return wrapped
 
-    return view
+    def view_table(spark: Any, table: Any, data: Any) -> str:
+        return str(table.ref.table)
+
+    def committed_table(appender: Any, table: Any, paths: Any, summary: Any) -> str:
+        return str(table.name()).rpartition(".")[2]
+
+    monkeypatch.setattr(table_writes, "_view", wrap(table_writes._view, view_table))
+    monkeypatch.setattr(
+        DataFileAppender, "_commit", wrap(DataFileAppender._commit, committed_table)
+    )
 
 
 def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_redone(
@@ -232,16 +246,20 @@ def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_red
 
     monkeypatch.setattr(table_writes, "SLICE_BYTES", 8192)
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    # The SQL path, as on object storage (appended files are not sliced: they never pass
+    # through the JVM).
+    monkeypatch.setattr(
+        "spark_replica.applier_core.storage.spark.data_files.is_local", lambda warehouse: False
+    )
     engine = start(spark, place)
     statements: list[str] = []
-    view = failing_view(statements, 3, "disk went away")  # the first attempt's third slice
 
     try:
         writer = Writer(engine)
         setup_tables(writer)
         engine.flush()
         recorded = engine.durable_state().tables[T].snapshot
-        monkeypatch.setattr(table_writes, "_view", view)
+        failing_writes(monkeypatch, statements, 3, "disk went away")  # the third slice
         writer.rows(T, [RowChange.insert((i, f"v{i:05d}")) for i in range(3000)])
         with pytest.raises(RuntimeError, match="flush failed: disk went away"):
             engine.flush()
@@ -259,24 +277,28 @@ def test_a_flush_larger_than_a_slice_goes_over_in_slices_and_a_failed_one_is_red
         again.close()
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["data-files", "sql"])
 def test_a_flush_failing_after_its_ddl_was_recorded_retries_only_the_rest(
-    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch
+    spark: Any, place: Any, monkeypatch: pytest.MonkeyPatch, local: bool
 ) -> None:
     """A flush records each DDL commit on its own before the row changes after it; when
     the rows then fail (a full disk), the retry takes only what no commit point recorded:
-    the DDL is not applied twice (it would fail with 1007 forever) and the rows land once."""
-    from spark_replica.applier_core.storage.spark import table_writes
-
+    the DDL is not applied twice (it would fail with 1007 forever) and the rows land once.
+    The rows go in as data files where the warehouse is local (their commit fails, the files
+    written), by SQL elsewhere."""
     monkeypatch.setattr("spark_replica.applier_core.storage.spark.engine.RETRY_DELAY", 0.01)
+    if not local:
+        monkeypatch.setattr(
+            "spark_replica.applier_core.storage.spark.data_files.is_local", lambda path: False
+        )
     engine = start(spark, place, flush_interval=3600)
     statements: list[str] = []
-    view = failing_view(statements, 1, "No space left on device")
 
     try:
         writer = Writer(engine)
         setup_tables(writer)
         engine.flush()
-        monkeypatch.setattr(table_writes, "_view", view)
+        failing_writes(monkeypatch, statements, 1, "No space left on device")
         writer.run(lambda: writer.session.apply_ddl("CREATE DATABASE e", "d"))
         writer.rows(T, [RowChange.insert((1, "a")), RowChange.insert((2, "b"))])
         with pytest.raises(RuntimeError, match="No space left on device"):

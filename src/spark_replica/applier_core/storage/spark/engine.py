@@ -642,8 +642,8 @@ class SparkEngine(StoreBacked):
 
         indexing = Beside("spark-engine-key-index", index)
         try:
-            with self._commit_properties(batch, gtids):
-                tables = self._write_changes(changes, state.tables)
+            with self._commit_properties(batch, gtids) as summary:
+                tables = self._write_changes(changes, state.tables, summary)
         except BaseException:
             if indexing.join() is None:
                 self._undo_index(batch)
@@ -669,14 +669,19 @@ class SparkEngine(StoreBacked):
                     table.content.drain(last)
 
     def _write_changes(
-        self, changes: Mapping[TableRef, PendingChanges], tables: Mapping[TableRef, StoredTable]
+        self,
+        changes: Mapping[TableRef, PendingChanges],
+        tables: Mapping[TableRef, StoredTable],
+        summary: Mapping[str, str],
     ) -> dict[TableRef, StoredTable]:
-        """Commit the net ``changes`` (``collect``) to each touched table; the tables with
-        their new snapshots."""
+        """Commit the net ``changes`` (``collect``) to each touched table, each snapshot's
+        summary carrying ``summary``; the tables with their new snapshots."""
         result = dict(tables)
         for ref, pending in changes.items():
             stored = result.get(ref)
-            if stored is None or not write_changes(self.spark, self.iceberg, stored, pending):
+            if stored is None or not write_changes(
+                self.spark, self.iceberg, stored, pending, summary
+            ):
                 continue
             result[ref] = stored.with_snapshot(self.iceberg.committed_since(ref, stored.snapshot))
             failpoints.hit("spark.table_committed")
@@ -687,10 +692,10 @@ class SparkEngine(StoreBacked):
         batch = state.last_batch + 1
         gtids = self._gtids_after([commit])
         outcome = apply_ddl(state, commit.ddl)
-        with self._commit_properties(batch, gtids):
-            after = self._run_ddl(outcome, commit.rewrites)
+        with self._commit_properties(batch, gtids) as summary:
+            after = self._run_ddl(outcome, commit.rewrites, summary)
             # Rows of tables the transaction created (CREATE TABLE ... SELECT is logged so).
-            tables = self._write_changes(collect([commit]), after.tables)
+            tables = self._write_changes(collect([commit]), after.tables, summary)
         based = self._index_ddl(batch, commit, outcome, after)
         self._record([commit], after.with_tables(tables, last_batch=batch), gtids)
         with self.store.mutex:
@@ -748,7 +753,12 @@ class SparkEngine(StoreBacked):
         self._index_apply(batch, writes)
         return based
 
-    def _run_ddl(self, outcome: DdlOutcome, rewrites: Mapping[TableRef, Rewrite]) -> DurableState:
+    def _run_ddl(
+        self,
+        outcome: DdlOutcome,
+        rewrites: Mapping[TableRef, Rewrite],
+        summary: Mapping[str, str],
+    ) -> DurableState:
         """Run ``outcome``'s catalog steps and create its tables; the state with their
         snapshots."""
         catalog = self.iceberg
@@ -776,9 +786,9 @@ class SparkEngine(StoreBacked):
                 rewrite = rewrites.get(ref)
                 if isinstance(rewrite, Staged):
                     rows = map(rewrite.plain, self.index.rows(rewrite.stage))
-                    append_rows(self.spark, catalog, table, rows)
+                    append_rows(self.spark, catalog, table, rows, summary)
                 elif rewrite:
-                    append_rows(self.spark, catalog, table, rewrite)
+                    append_rows(self.spark, catalog, table, rewrite, summary)
             elif table.id not in outcome.touched:
                 continue
             elif table.id in outcome.evolved:
@@ -795,14 +805,16 @@ class SparkEngine(StoreBacked):
         return gtids
 
     @contextmanager
-    def _commit_properties(self, batch: int, gtids: GtidSet) -> Iterator[None]:
+    def _commit_properties(self, batch: int, gtids: GtidSet) -> Iterator[Mapping[str, str]]:
         """The snapshot summary of every Iceberg commit made meanwhile names ``batch`` and
-        the GTID set executed once it is recorded."""
+        the GTID set executed once it is recorded: set on the session for SQL statements,
+        and given to the commits made through Iceberg's API."""
+        summary = {BATCH_PROPERTY: str(batch), GTIDS_PROPERTY: str(gtids)}
         conf = self.spark.conf
-        conf.set(_SESSION_PROPERTY + BATCH_PROPERTY, str(batch))
-        conf.set(_SESSION_PROPERTY + GTIDS_PROPERTY, str(gtids))
+        for key, value in summary.items():
+            conf.set(_SESSION_PROPERTY + key, value)
         try:
-            yield
+            yield summary
         finally:
             conf.unset(_SESSION_PROPERTY + BATCH_PROPERTY)
             conf.unset(_SESSION_PROPERTY + GTIDS_PROPERTY)

@@ -1,18 +1,20 @@
 """A flush's row changes written into one Iceberg table.
 
-The changes arrive as Arrow (``to_arrow_table``), become a temporary view, and go in with
-SQL statements, so Spark's Iceberg writer does the work and the snapshot properties of the
-session (the batch, the GTID set) land in each commit's summary:
+The changes arrive as Arrow (``to_arrow_table``); deletes become a temporary view and go in
+with SQL statements, so Spark's Iceberg writer does the work and the snapshot properties of
+the session (the batch, the GTID set) land in each commit's summary; appends carry the same
+summary:
 
 * a keyed table: the rows it holds for the changed keys (the keys not in
   ``PendingChanges.fresh``) deleted by one ``MERGE INTO`` on the primary key whose only
   clause is ``WHEN MATCHED THEN DELETE`` (merge-on-read: deletion vectors, no data file;
-  decision 0021); then every new image, of an updated row as of a new key, appended with
-  one ``INSERT INTO`` (a bulk load never joins the table): a flush adds one data file per
-  table, which keeps reads between compactions fast. The ``MERGE``'s join is an inner
-  one, and the keys are broadcast to it: the table is read once, not shuffled (an outer
-  join that keeps every change can only broadcast the table: 2.2× slower at 1M rows, 8.6×
-  at 50M, measured);
+  decision 0021); then every new image, of an updated row as of a new key, appended in
+  one commit (a bulk load never joins the table): a flush adds one data file per table,
+  which keeps reads between compactions fast. pyarrow writes that file where the warehouse
+  is local (``data_files``, decision 0024), else an ``INSERT INTO`` of a view of the rows.
+  The ``MERGE``'s join is an inner one, and the keys are broadcast to it: the table is
+  read once, not shuffled (an outer join that keeps every change can only broadcast the
+  table: 2.2× slower at 1M rows, 8.6× at 50M, measured);
 * a keyless table (a multiset): rows only added are appended; a row whose count fell is
   deleted with every copy (a ``MERGE`` as above, ``ON t.c <=> s.c ...``) and written again
   as often as it remains, with the added rows, its current count read at the table's
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +43,7 @@ from spark_replica.applier_core.storage.interface import Column, Row, TableDef
 from spark_replica.applier_core.storage.spark.arrow_frames import arrow_frames
 from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog
 from spark_replica.applier_core.storage.spark.commit_log import PendingChanges
+from spark_replica.applier_core.storage.spark.data_files import data_file_appender
 from spark_replica.applier_core.storage.spark.state import StoredTable
 from spark_replica.applier_core.storage.spark.types import (
     from_arrow_rows,
@@ -69,17 +72,27 @@ INDEX = "_i"
 
 
 def write_changes(
-    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    changes: PendingChanges,
+    summary: Mapping[str, str],
 ) -> bool:
-    """Write ``changes`` into ``table`` (a ``MERGE`` and an append, each in slices, each
-    slice an Iceberg commit); False when they cancel out (nothing committed)."""
+    """Write ``changes`` into ``table`` (a ``MERGE`` in slices, each slice an Iceberg
+    commit, and an append), each snapshot's summary carrying ``summary`` (the session's
+    snapshot properties name it to the SQL statements); False when they cancel out
+    (nothing committed)."""
     if table.definition.primary_key:
-        return _write_keyed(spark, catalog, table, changes)
-    return _write_keyless(spark, catalog, table, changes)
+        return _write_keyed(spark, catalog, table, changes, summary)
+    return _write_keyless(spark, catalog, table, changes, summary)
 
 
 def _write_keyed(
-    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    changes: PendingChanges,
+    summary: Mapping[str, str],
 ) -> bool:
     definition, fresh = table.definition, changes.fresh
     held: list[Row] = []  # the keys of rows the table holds, in rows of NULLs
@@ -98,9 +111,7 @@ def _write_keyed(
         data = to_arrow_table(_loose(definition), held)
         _merge(spark, catalog, table, data, on, "WHEN MATCHED THEN DELETE", len(held))
     if written:
-        name = catalog.sql_name(table.ref)
-        _run(spark, table, to_arrow_table(_loose(definition), written),
-             lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
+        _append(spark, catalog, table, to_arrow_table(_loose(definition), written), summary)
     return bool(held or written)
 
 
@@ -149,17 +160,20 @@ def _key_match(definition: TableDef, part: int) -> str:
 
 
 def _write_keyless(
-    spark: Any, catalog: IcebergCatalog, table: StoredTable, changes: PendingChanges
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    changes: PendingChanges,
+    summary: Mapping[str, str],
 ) -> bool:
     definition = table.definition
     added = [(row, delta) for row, delta in changes.deltas.items() if delta > 0]
     fallen = [(row, delta) for row, delta in changes.deltas.items() if delta < 0]
-    name = catalog.sql_name(table.ref)
     if not fallen:
         if not added:
             return False
         data = to_arrow_table(_loose(definition), [r for r, n in added for _ in range(n)])
-        _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
+        _append(spark, catalog, table, data, summary)
         return True
     counts = _current_counts(spark, catalog, table, [row for row, _ in fallen])
     columns = [quote_name(c.name) for c in definition.columns]
@@ -173,8 +187,7 @@ def _write_keyless(
     for row, delta in added:
         again += [row] * delta
     if again:
-        _run(spark, table, to_arrow_table(_loose(definition), again),
-             lambda view: f"INSERT INTO {name} SELECT * FROM {view}")  # fmt: skip
+        _append(spark, catalog, table, to_arrow_table(_loose(definition), again), summary)
     return True
 
 
@@ -196,6 +209,26 @@ def _current_counts(
     for index, count in found:
         counts[index] = int(count)
     return counts
+
+
+def _append(
+    spark: Any,
+    catalog: IcebergCatalog,
+    table: StoredTable,
+    data: pa.Table,
+    summary: Mapping[str, str],
+) -> None:
+    """Append the rows of ``data`` to ``table`` in one commit: data files written by pyarrow
+    (``data_files``) where the table's files are local, else an ``INSERT INTO`` in slices."""
+    appender = data_file_appender(catalog)
+    try:
+        if appender.append(table, data, summary, file_bytes=FILE_BYTES):
+            return
+    finally:
+        # Arrow keeps freed buffers for reuse; a large batch's would stay in the process.
+        pa.default_memory_pool().release_unused()
+    name = catalog.sql_name(table.ref)
+    _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
 
 
 def _run(
@@ -281,17 +314,16 @@ def append_rows(
     catalog: IcebergCatalog,
     table: StoredTable,
     rows: Iterable[Row],
+    summary: Mapping[str, str],
     chunk_rows: int = APPEND_ROWS,
 ) -> None:
     """Append ``rows`` to ``table`` (a table just created for them), ``chunk_rows`` at a
-    time, each chunk its own commit: a table rewritten by ALTER never sits whole in
-    memory."""
-    name = catalog.sql_name(table.ref)
+    time, each chunk its own commit carrying ``summary``: a table rewritten by ALTER never
+    sits whole in memory."""
     columns = _loose(table.definition)
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, chunk_rows)):
-        data = to_arrow_table(columns, chunk)
-        _run(spark, table, data, lambda view: f"INSERT INTO {name} SELECT * FROM {view}")
+        _append(spark, catalog, table, to_arrow_table(columns, chunk), summary)
 
 
 #: Rows read from Spark at once when a table is read whole (rebuilding the key index).
