@@ -372,6 +372,7 @@ def test_a_batch_appending_past_the_greatest_key_is_taken_out_too(
     nor given an undo record each: one record names the key they came after, and an undo
     deletes everything of the table after it, over as many transactions as it takes."""
     monkeypatch.setattr(lmdb_index, "CHANGES_PER_TXN", 4)
+    monkeypatch.setattr(lmdb_index, "APPENDED_PER_TXN", 6)
     index.apply(1, {1: TableChanges(replace=[(k, "old") for k in (10, 20, 30)], key_of=key_of),
                     2: TableChanges(replace=[], key_of=key_of)})  # fmt: skip
     index.apply(2, {3: TableChanges(replace=[(5, "other")], key_of=key_of)})  # a later table
@@ -445,3 +446,33 @@ def test_a_batch_that_fails_between_its_transactions_is_taken_out(
         index.align(3)
     assert raw_state(index) == before and index.batch == 3
     assert model_after(3).matches(index)
+
+
+def test_runs_of_new_keys_past_the_greatest_go_in_larger_transactions(
+    index: LmdbKeyIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk load's keys ascend past the table's greatest: after a transaction of only
+    such keys the next takes ``APPENDED_PER_TXN`` changes (each commit syncs); a
+    transaction that changes an existing key brings it back to ``CHANGES_PER_TXN``."""
+    monkeypatch.setattr(lmdb_index, "CHANGES_PER_TXN", 4)
+    monkeypatch.setattr(lmdb_index, "APPENDED_PER_TXN", 10)
+    index.apply(1, {1: TableChanges(replace=[(k, "old") for k in range(0, 100, 10)],
+                                    key_of=key_of)})  # fmt: skip
+    sizes: list[int] = []
+    change = index._change
+
+    def counted(txn: Any, table_id: int, table: Any, items: list[Any], undo: bool) -> Any:
+        sizes.append(len(items))
+        return change(txn, table_id, table, items, undo)
+
+    monkeypatch.setattr(index, "_change", counted)
+    puts: dict[Any, Any] = {(k,): (k, "new") for k in range(100, 125)}  # past the greatest
+    puts[(50,)] = (50, "updated")  # an existing key: the transaction holding it is not a run
+    puts.update({(k,): (k, "new") for k in range(125, 140)})
+    index.apply(2, {1: TableChanges(puts=puts)})
+    # 100-103; 104-113; 114-123; 124, 50 and 125-132 (not a run); 133-136; 137-139.
+    assert sizes == [4, 10, 10, 10, 4, 3]
+    assert index.size(1) == 10 + 40
+    assert sorted(index.rows(1))[5] == (50, "updated")
+    index.undo(2)
+    assert sorted(index.rows(1)) == [(k, "old") for k in range(0, 100, 10)]

@@ -121,6 +121,9 @@ RECLAIM_PER_BATCH = 20_000
 #: maps of the file stays a few tens of MB (``apply``).
 RECLAIM_PER_TXN = 4_096
 CHANGES_PER_TXN = 512
+#: Row changes per write transaction after a transaction whose changes were all new keys
+#: past the table's greatest (a bulk load's run: its pages are new ones at the end).
+APPENDED_PER_TXN = 16_384
 #: Rows per write transaction in ``rebuild`` and ``verify``.
 CHUNK_ROWS = 50_000
 #: Entries per read transaction when scanning a table.
@@ -390,7 +393,11 @@ class LmdbKeyIndex:
         to ``CHANGES_PER_TXN`` row changes with their undo records, the last names the
         batch applied. Each commit touches every page its transaction wrote, and the kernel
         maps the cached pages around each (fault-around): one transaction of 30,000 random
-        changes mapped the whole file. Until the last one the index is at the batch before,
+        changes mapped the whole file. After a transaction whose changes were all new keys
+        past the table's greatest (a bulk load), the next takes ``APPENDED_PER_TXN``: such
+        runs write new pages only, and each commit syncs (beside busy threads, each waits
+        for the GIL after it too: 50,000 appended rows took 0.69 s in 98 transactions,
+        0.14 s in 5). Until the last one the index is at the batch before,
         with part of this one applied (readers see the batch's keys through the engine's
         overlay until its commit point); ``undo`` or the next ``apply`` of the same batch
         takes that part out again, as does ``align`` after a crash."""
@@ -403,11 +410,15 @@ class LmdbKeyIndex:
             tables = self._write(lambda txn: self._begin_batch(txn, batch, writes), writes)
             for table_id, table, undo in tables:
                 changes = writes[table_id]
-                items = changes.puts.items() if table.keyed else changes.deltas.items()
-                for part in _chunks(items, CHANGES_PER_TXN):
+                items = iter(changes.puts.items() if table.keyed else changes.deltas.items())
+                size = CHANGES_PER_TXN
+                while part := list(itertools.islice(items, size)):
                     change = partial(self._change, table_id=table_id, table=table, items=part,
                                      undo=undo)  # fmt: skip
-                    table = self._write(change)
+                    table, appended = self._write(change)
+                    # A run of new keys past the greatest (a bulk load) writes only new pages
+                    # at the end: larger transactions, fewer commits (each one syncs).
+                    size = APPENDED_PER_TXN if appended else CHANGES_PER_TXN
             self._write(lambda txn: txn.put(_BATCH, U64.pack(batch), db=self._meta))
             self._reclaim_in_parts(RECLAIM_PER_BATCH)
 
@@ -719,17 +730,18 @@ class LmdbKeyIndex:
         table: TableEntry,
         items: list[tuple[Any, Any]],
         undo: bool,
-    ) -> TableEntry:
+    ) -> tuple[TableEntry, bool]:
         """Part of a table's row changes (``puts`` items of a keyed table, ``deltas`` items
         of a keyless one), with their undo records when ``undo``; the table's entry after
-        them, recorded."""
+        them, recorded, and whether every change was a new key past the table's greatest."""
+        appended = False
         if table.keyed:
-            rows = self._change_keyed(txn, table, items, undo)
+            rows, appended = self._change_keyed(txn, table, items, undo)
         else:
             rows = self._change_counts(txn, table, items, undo)
         table = dataclasses.replace(table, rows=rows)
         txn.put(TABLE_ID.pack(table_id), table.pack(), db=self._tables)
-        return table
+        return table, appended
 
     def _change_keyed(
         self,
@@ -737,8 +749,9 @@ class LmdbKeyIndex:
         table: TableEntry,
         items: list[tuple[Key, Row | None]],
         undo: bool,
-    ) -> int:
-        """``_change`` of a keyed table: the rows it has after them. The entries before are
+    ) -> tuple[int, bool]:
+        """``_change`` of a keyed table: the rows it has after them, and whether every item
+        was a new key past the table's greatest. The entries before are
         read in one go, the puts and their undo records written in key order in one go each
         (LMDB's loops, not Python's); entries past the table's greatest key (a bulk load of
         ascending ids) need neither a read nor an undo record of their own."""
@@ -789,7 +802,7 @@ class LmdbKeyIndex:
                 written += len(record[0]) + len(record[1])
             self._will_write(written, pages=len(records) * PUT_PAGES_BYTES)
             txn.cursor(db=self._undo).putmulti(records, overwrite=False)
-        return rows
+        return rows, split == 0
 
     def _change_counts(
         self,
