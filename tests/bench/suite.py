@@ -43,6 +43,8 @@ STEPS = (
     Step("drain-commit-order", "bench_applier.py",
          ("--transactions", "20000", "--workloads", "uniform", "--dependency", "commit_order")),
     Step("spark-engine", "bench_spark_engine.py", has_quick=False),
+    # A flush's appended rows: Spark's INSERT INTO against pyarrow's files, beside a busy thread.
+    Step("data-files", "bench_data_files.py", ("--busy",), has_quick=False),
     Step("peer", "bench_peer.py"),
     # The shares of the drain capacity the issue names, and two above: a backlog drains
     # slower than a live stream applies, so 110 % of it may still be kept up with.
@@ -63,6 +65,7 @@ STEPS = (
 )  # fmt: skip
 QUICK_ARGUMENTS = {
     "spark-engine": ("--transactions", "2000", "--query-rows", "2000", "--repeat", "1"),
+    "data-files": ("--rows", "2000", "--flushes", "2"),
     "receiver": ("--transactions", "300", "--rounds", "1"),
     "frontend": ("--iterations", "20", "--connections", "5", "--statements", "5"),
 }

@@ -207,3 +207,34 @@ def test_a_full_disk_fails_the_write_with_a_clear_error(
         assert index.batch == 1 and index.get(1, (ROWS,)) is None
         fill(index, 2, ROWS)
         assert index.batch == 2 and index.get(1, (ROWS,)) == (ROWS, PAD)
+
+
+def test_keys_past_the_greatest_are_not_counted_as_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk load's run of ascending new keys reads no page of the table (its duplicate
+    checks and its writes follow the rightmost path): releasing the mapping every few of
+    them cost a bulk load 7 % of its CPU. Random keys below the greatest are counted."""
+    released: list[int] = []
+    original = lmdb_index.resident.release
+
+    def counted(path: Path, spans: list[tuple[int, int]] | None = None) -> int:
+        released.append(1)
+        return original(path, spans)
+
+    monkeypatch.setattr(lmdb_index.resident, "release", counted)
+    with LmdbKeyIndex(tmp_path / "index", sync=False, resident_limit=1 << 20) as index:
+        fill(index, 1, 0)
+        every = index._resident._every  # reads between releases
+        released.clear()
+        new_keys = [(i,) for i in range(ROWS, 2 * ROWS)]
+        assert index.present(1, new_keys) == [False] * ROWS
+        fill(index, 2, ROWS)
+        appended = len(released)
+        # One after each write transaction (the batch's first and last, 512 changes, then
+        # runs of APPENDED_PER_TXN); counted as reads, 40,000 keys would be 5,000.
+        assert appended <= 8
+        released.clear()
+        for first in range(0, 2 * ROWS, 32):  # a rows event's 16 inserts of existing keys
+            assert index.present(1, [(i,) for i in range(first, first + 32, 2)]) == [True] * 16
+        assert every < 16 and len(released) == 2 * ROWS // 32  # one each

@@ -240,15 +240,17 @@ class LmdbKeyIndex:
         if not keys:
             return []
         with self._reading() as txn:
-            self._resident.read(len(keys))
             table = self._table(txn, table_id)
             cursor = txn.cursor(db=self._data)
             top = None if table is None else _greatest(cursor, table.prefix)
             if table is None or top is None:
+                self._resident.read()
                 return [False] * len(keys)
             # A key past the table's greatest is not there: appended keys (ascending ids)
-            # cost no lookup.
-            return cursor.contains(data_keys(table.prefix, list(keys)), above=top)
+            # cost no lookup, and map no page (the others are counted as reads).
+            stored = data_keys(table.prefix, list(keys))
+            self._resident.read(1 + sum(map(top.__ge__, stored)))
+            return cursor.contains(stored, above=top)
 
     def count(self, table_id: int, row: Row) -> int:
         """How many times a keyless table holds ``row``."""
@@ -756,15 +758,16 @@ class LmdbKeyIndex:
         (LMDB's loops, not Python's); entries past the table's greatest key (a bulk load of
         ascending ids) need neither a read nor an undo record of their own."""
         data, prefix, rows, layout = self._data, table.prefix, table.rows, table.layout
-        # Each change reads a B-tree path through the mapping: counted as reads, so the
-        # pages they mapped are released as it goes.
-        self._resident.read(len(items))
         changes = keyed_entries(prefix, items, layout)
         cursor = txn.cursor(db=data)
         # Entries past the table's greatest key are new (ascending ids): no lookup, and
         # one undo record for them all, the greatest key they came after.
         top = _greatest(cursor, prefix)
         split = 0 if top is None else bisect_right(changes, top, key=_first)
+        # Each change below it reads a B-tree path through the mapping: counted as reads,
+        # so the pages they mapped are released as it goes (the appended ones all write
+        # the same rightmost path).
+        self._resident.read(split + 1)
         if undo and split < len(changes):
             above = _UNDO_ABOVE + prefix
             self._will_write(len(above) + len(top or b""))
