@@ -3,10 +3,15 @@ process that keeps a growing heap of containers alive, as the replica does until
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
 
 _PROGRAM = textwrap.dedent(
     """
@@ -43,3 +48,25 @@ def test_a_growing_heap_of_live_containers_is_walked_far_less_often() -> None:
     assert default["collections"][2] >= 5
     assert tuned["collections"][0] < default["collections"][0] / 20
     assert tuned["collections"][2] <= 1
+
+
+def test_serve_tunes_the_collector_before_the_server_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from spark_replica.server import cli
+
+    seen: dict[str, object] = {}
+
+    def run_server(config: object) -> int:
+        seen["threshold"] = gc.get_threshold()
+        return 0
+
+    monkeypatch.setattr(cli, "_run_server", run_server)
+    monkeypatch.setattr(cli, "spark_started_early", lambda config: contextlib.nullcontext())
+    monkeypatch.setattr(cli, "limit_malloc_arenas", lambda: True)  # not in the test process
+    before = gc.get_threshold()
+    try:
+        assert cli.main(["serve", "--data-dir", str(tmp_path), "--engine", "memory"]) == 0
+    finally:
+        gc.set_threshold(*before)
+    assert seen["threshold"] == (50_000, 10, 10)
