@@ -64,7 +64,8 @@ TABLE_PROPERTIES: Mapping[str, str] = {
     "write.metadata.previous-versions-max": "20",
 }
 
-#: Table identifiers kept made in the JVM (``IcebergCatalog._identifier``).
+#: Table identifiers and namespaces kept made in the JVM (``IcebergCatalog._identifier``,
+#: ``_namespace``).
 IDENTIFIERS_KEPT = 4096
 
 #: Iceberg's table property prefix that gives the Parquet files of a table a bloom filter of
@@ -108,6 +109,7 @@ class IcebergCatalog:
         self._namespace_class = self._jvm.org.apache.iceberg.catalog.Namespace
         self._identifier_class = self._jvm.org.apache.iceberg.catalog.TableIdentifier
         self._identifiers: dict[tuple[str, str], Any] = {}
+        self._namespaces: dict[str, Any] = {}
         # Loaded through SQL first: Spark finds a catalog's settings in the session a
         # statement runs in, while a bare catalogManager lookup from Python sees the
         # thread's active session, which may be another one.
@@ -131,9 +133,14 @@ class IcebergCatalog:
         return f"{self.root}/t{table_id}"
 
     def _namespace(self, name: str) -> Any:
-        levels = self._gateway.new_array(self._string, 1)
-        levels[0] = name
-        return self._namespace_class.of(levels)
+        found = self._namespaces.get(name)
+        if found is None:
+            if len(self._namespaces) >= IDENTIFIERS_KEPT:
+                self._namespaces.clear()
+            levels = self._gateway.new_array(self._string, 1)
+            levels[0] = name
+            found = self._namespaces[name] = self._namespace_class.of(levels)
+        return found
 
     def _identifier(self, namespace: str, table: str) -> Any:
         found = self._identifiers.get((namespace, table))
@@ -148,7 +155,7 @@ class IcebergCatalog:
 
     def namespaces(self) -> list[str]:
         root = self._jvm.org.apache.iceberg.catalog.Namespace.empty()
-        return [str(n.level(0)) for n in self._catalog.listNamespaces(root)]
+        return [str(n.level(0)) for n in _items(self._catalog.listNamespaces(root))]
 
     def create_namespace(self, namespace: str) -> None:
         if not self._catalog.namespaceExists(self._namespace(namespace)):
@@ -175,7 +182,7 @@ class IcebergCatalog:
         """The tables of ``namespace`` (none when it does not exist)."""
         if not self._catalog.namespaceExists(self._namespace(namespace)):
             return []
-        return [str(i.name()) for i in self._catalog.listTables(self._namespace(namespace))]
+        return [str(i.name()) for i in _items(self._catalog.listTables(self._namespace(namespace)))]
 
     def load(self, namespace: str, table: str) -> Any:
         return self._catalog.loadTable(self._identifier(namespace, table))
@@ -385,6 +392,13 @@ def snapshot_id(table: Any) -> int:
     if current is None:
         raise RuntimeError(f"Iceberg table {table.name()} has no snapshot")
     return int(current.snapshotId())
+
+
+def _items(java_list: Any) -> list[Any]:
+    """The elements of a Java list: by index (a call each, one for the size), not through
+    Python's iteration of it, which costs py4j dozens of calls (its iterator's end is a
+    Java exception looked up by reflection)."""
+    return [java_list.get(index) for index in range(int(java_list.size()))]
 
 
 def _count(summary: Any, key: str) -> int | None:
