@@ -22,9 +22,9 @@ from spark_replica.applier_core.storage.spark.data_files import (
     UnsupportedType,
     bloom_filters,
     file_schema,
-    local_path,
     to_file_schema,
 )
+from spark_replica.applier_core.storage.spark.iceberg import local_path
 from spark_replica.applier_core.storage.spark.state import StoredTable
 from spark_replica.applier_core.storage.spark.types import (
     from_arrow_rows,

@@ -120,6 +120,7 @@ def test_the_key_index_is_beside_a_local_warehouse_only() -> None:
 
     assert default_key_index_path("/data/warehouse/") == "/data/key-index"
     assert default_key_index_path("file:///data/warehouse") == "/data/key-index"
+    assert default_key_index_path("file:/data/warehouse") == "/data/key-index"
     with pytest.raises(ValueError, match="key index must be a local directory"):
         default_key_index_path("s3://bucket/warehouse")
 

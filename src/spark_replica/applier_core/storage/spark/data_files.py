@@ -25,22 +25,25 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_replica.applier_core.storage.interface import TableDef
-from spark_replica.applier_core.storage.spark.catalog import IcebergCatalog, namespace_name
-from spark_replica.applier_core.storage.spark.iceberg import is_local
+from spark_replica.applier_core.storage.spark.catalog import (
+    TABLE_PROPERTIES,
+    IcebergCatalog,
+    namespace_name,
+)
+from spark_replica.applier_core.storage.spark.iceberg import is_local, local_path
 from spark_replica.applier_core.storage.spark.state import StoredTable
 
 #: Parquet field metadata that carries a column's Iceberg field id.
 FIELD_ID = b"PARQUET:field_id"
-#: The table properties of ``catalog.TABLE_PROPERTIES`` the files follow: a row group
-#: holds about this many Arrow bytes, a bloom filter takes at most this many bytes.
-ROW_GROUP_BYTES = 16 << 20
-BLOOM_FILTER_BYTES = 64 << 10
+#: The table properties the files follow: a row group holds about this many Arrow bytes,
+#: a bloom filter takes at most this many bytes.
+ROW_GROUP_BYTES = int(TABLE_PROPERTIES["write.parquet.row-group-size-bytes"])
+BLOOM_FILTER_BYTES = int(TABLE_PROPERTIES["write.parquet.bloom-filter-max-bytes"])
 #: Iceberg's default false-positive rate of a bloom filter.
 BLOOM_FILTER_FPP = 0.01
 #: Distinct values a bloom filter of ``BLOOM_FILTER_BYTES`` holds at ``BLOOM_FILTER_FPP``
@@ -167,11 +170,6 @@ def write_files(data: pa.Table, path: str, definition: TableDef, *, file_bytes: 
         )
         paths.append(name)
     return paths
-
-
-def local_path(location: str) -> str:
-    """The path of a local location: a path, or a ``file:`` URI."""
-    return urlsplit(location).path if location.startswith("file:") else location
 
 
 class DataFileAppender:

@@ -83,7 +83,7 @@ from spark_replica.applier_core.storage.spark.commit_log import (
 )
 from spark_replica.applier_core.storage.spark.ddl_state import DdlOutcome, apply_ddl
 from spark_replica.applier_core.storage.spark.driver import driver_gone
-from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local
+from spark_replica.applier_core.storage.spark.iceberg import catalog_options, is_local, local_path
 from spark_replica.applier_core.storage.spark.indexed_tables import Content, IndexedTable
 from spark_replica.applier_core.storage.spark.maintenance import ORPHAN_AGE, Maintenance
 from spark_replica.applier_core.storage.spark.migration import migrate
@@ -163,7 +163,7 @@ def default_key_index_path(root: str) -> str:
     warehouse elsewhere than on this machine has no such place: refused."""
     if not is_local(root):
         raise ValueError(f"the key index must be a local directory: give key_index for {root}")
-    path = root.rstrip("/").removeprefix("file://")
+    path = local_path(root).rstrip("/")
     return os.path.join(os.path.dirname(path), "key-index")
 
 

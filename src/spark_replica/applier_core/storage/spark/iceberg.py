@@ -50,6 +50,13 @@ def is_local(warehouse: str | Path) -> bool:
     return warehouse_scheme(warehouse) in ("", "file")
 
 
+def local_path(location: str | Path) -> str:
+    """The path of a location on this machine: a path, or a ``file:`` URI (``file:/x``,
+    ``file:///x``)."""
+    text = str(location)
+    return urlsplit(text).path if text.lower().startswith("file:") else text
+
+
 def on_object_store(warehouse: str | Path) -> bool:
     """Whether ``warehouse`` is on S3-compatible object storage (Iceberg's ``S3FileIO``)."""
     return warehouse_scheme(warehouse) in S3_SCHEMES
