@@ -247,6 +247,20 @@ def test_latin1_is_windows_1252_with_c1_gaps() -> None:
         encode_rows_event(rows_event(t, [("\u0080",)]), t)
 
 
+def test_every_latin1_byte_is_one_character_and_back() -> None:
+    from spark_replica.applier_core.binlog.text import decode_latin1, encode_latin1
+
+    every = bytes(range(256))
+    text = decode_latin1(every)
+    assert len(text) == 256 and text[0x80] == "€" and text[0x9D] == "\x9d"
+    assert text[:0x80] == every[:0x80].decode("ascii") and text[0xA0:] == every[0xA0:].decode(
+        "latin-1"
+    )
+    assert encode_latin1(text) == every
+    with pytest.raises(UnicodeEncodeError, match="not a MySQL latin1 character"):
+        encode_latin1("abc Ł")
+
+
 def test_unknown_character_sets_keep_bytes() -> None:
     t = table((make_column(0, T.VARCHAR, length=20, collation=28),))  # gbk
     assert round_trip_rows(rows_event(t, [(b"\xc4\xe3\xba\xc3",)]), t).rows == [

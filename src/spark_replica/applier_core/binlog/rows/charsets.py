@@ -3,14 +3,14 @@
 Only the character sets a replica meets in practice are decoded: utf8mb4, utf8mb3, latin1,
 ascii and binary. Any other collation leaves the value as ``bytes``.
 
-MySQL's ``latin1`` is Windows-1252 where that code page defines a character, and the C1
-control character of the same number where it does not (0x81, 0x8D, 0x8F, 0x90, 0x9D), so
-every byte maps to one character and back.
+MySQL's ``latin1`` is decoded by ``text.decode_latin1``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from spark_replica.applier_core.binlog.text import decode_latin1, encode_latin1
 
 UTF8MB4 = "utf8mb4"
 UTF8MB3 = "utf8mb3"
@@ -43,28 +43,12 @@ CHARSET_OF_COLLATION: dict[int, str] = {
     collation: name for name, ids in _CHARSET_IDS.items() for collation in ids
 }
 
-_CP1252_HIGH = "€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8dŽ\x8f\x90‘’“”•–—˜™š›œ\x9džŸ"  # 0x80-0x9F
-_LATIN1_DECODE = {0x80 + i: ch for i, ch in enumerate(_CP1252_HIGH)}
-_LATIN1_ENCODE: dict[int, int | None] = {ord(ch): 0x80 + i for i, ch in enumerate(_CP1252_HIGH)}
-_LATIN1_ENCODE.update({0x80 + i: None for i in range(32) if chr(0x80 + i) != _CP1252_HIGH[i]})
-
 
 def charset_of(collation: int | None) -> str | None:
     """The character set name of a collation id, or None when unknown."""
     if collation is None:
         return None
     return CHARSET_OF_COLLATION.get(collation)
-
-
-def decode_latin1(data: bytes) -> str:
-    return data.decode("latin-1").translate(_LATIN1_DECODE)
-
-
-def encode_latin1(text: str) -> bytes:
-    mapped = text.translate(_LATIN1_ENCODE)
-    if len(mapped) != len(text):
-        raise UnicodeEncodeError("latin1", text, 0, len(text), "not a MySQL latin1 character")
-    return mapped.encode("latin-1")
 
 
 def _decode_utf8(data: bytes) -> str:
