@@ -6,6 +6,8 @@ the transactions whose last event lies in the files before."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,12 +15,13 @@ import pytest
 
 from spark_replica.applier_core.binlog.codecs.registry import encode_event, remember_table_map
 from spark_replica.applier_core.binlog.constants import EventType
+from spark_replica.applier_core.binlog.events import FormatDescription
 from spark_replica.applier_core.binlog.file import read_raw_events
 from spark_replica.applier_core.binlog.relaylog import RelayCoordinate, RelayLogWriter
 from spark_replica.applier_core.channels.components import ThreadContext
 from spark_replica.applier_core.channels.config import ChannelConfig
 from spark_replica.applier_core.channels.relay_logs import RelayLogs
-from spark_replica.applier_core.channels.status import StatusBoard, TransactionInfo
+from spark_replica.applier_core.channels.status import StatusBoard
 from spark_replica.applier_core.gtid import GtidSet
 from spark_replica.applier_core.progress import ExecutedGtids
 from spark_replica.applier_core.receiver.retrieved import previous_gtids, retrieved_gtids
@@ -80,7 +83,7 @@ def test_a_failed_publish_counts_nothing_as_received(receiver: Receiver) -> None
     writer = FullDisk()
     pending = _received(receiver, _encoded(1, 1), _encoded(2, 1))
     with pytest.raises(OSError):
-        receiver._publish(writer, pending, TransactionInfo())  # type: ignore[arg-type]
+        receiver._publish(writer, pending)  # type: ignore[arg-type]
     assert writer.calls == 1
     assert receiver.received == GtidSet()
     assert receiver.context.status.snapshot().received_transaction_set == ""
@@ -99,7 +102,7 @@ def test_files_started_inside_a_batch_name_the_transactions_written_whole_before
     writer.open()
     batch = [_encoded(gno, rows) for gno, rows in enumerate([1, 6, 1, 12, 2], 1)]
     pending = _received(receiver, *batch)
-    receiver._publish(writer, pending, TransactionInfo())
+    receiver._publish(writer, pending)
     assert receiver.received == _set(1, 2, 3, 4, 5)
     assert pending == []
 
@@ -127,3 +130,69 @@ def _batch_events_in(path: Path) -> int:
     and the ROTATE that closes it."""
     own = (EventType.FORMAT_DESCRIPTION, EventType.PREVIOUS_GTIDS, EventType.ROTATE)
     return sum(1 for _start, _end, event in read_raw_events(path) if event[4] not in own)
+
+
+class Dump:
+    """A source connection in a dump: ``events`` as its packets, then the dump's end; what
+    is left of them counts as buffered."""
+
+    def __init__(self, events: list[bytes]) -> None:
+        self.packets = [b"\x00" + event for event in events] + [b"\xfe\x00\x00\x00\x00"]
+
+    @property
+    def stream(self) -> Dump:
+        return self
+
+    @property
+    def buffered(self) -> int:
+        return sum(map(len, self.packets[:-1]))
+
+    def read_packet(self) -> bytes:
+        return self.packets.pop(0)
+
+
+def _timed(gno: int, original: float, immediate: float) -> list[bytes]:
+    """Transaction ``gno`` with the commit times of its GTID event (epoch seconds)."""
+    first, *rest = transaction(gno)
+    timed = dataclasses.replace(first, original_commit_timestamp=int(original * 1e6),
+                                immediate_commit_timestamp=int(immediate * 1e6))  # fmt: skip
+    table_maps: dict[int, object] = {}
+    encoded = []
+    for event in (timed, *rest):
+        encoded.append(encode_event(event, checksum=True, log_pos=0, table_maps=table_maps))
+        remember_table_map(event, table_maps)
+    return encoded
+
+
+def test_queued_transactions_are_shown_once_published(receiver: Receiver) -> None:
+    """RCV.* performance_schema.replication_connection_status: LAST_QUEUED_TRANSACTION with
+    its commit times and queueing start and end, QUEUEING_TRANSACTION for one cut short."""
+    log = receiver.relay_log
+    writer = RelayLogWriter(log, make_header=receiver._relay_header,
+                            make_rotate=receiver._rotate_event, max_size=0)  # fmt: skip
+    receiver._writer = writer
+    writer.open()
+    first = _timed(1, 1_700_000_000.25, 1_700_000_001.5)
+    second = _timed(2, 1_700_000_002.0, 1_700_000_003.0)[:-1]  # its Xid not sent yet
+    source = encode_event(FormatDescription.for_server("8.4.0"), checksum=True, log_pos=0)
+    before = time.time()
+    receiver._copy(Dump([source, *first, *second]), writer)  # type: ignore[arg-type]
+    status = receiver.context.status.snapshot()
+    assert status.received_transaction_set == f"{UUID}:1"
+    last, queueing = status.last_queued, status.queueing
+    assert (last.gtid, last.original_commit, last.immediate_commit) == (
+        f"{UUID}:1", 1_700_000_000.25, 1_700_000_001.5,
+    )  # fmt: skip
+    assert before <= last.start <= last.end <= time.time()
+    assert (queueing.gtid, queueing.original_commit, queueing.immediate_commit) == (
+        f"{UUID}:2", 1_700_000_002.0, 1_700_000_003.0,
+    )  # fmt: skip
+    assert last.end <= queueing.start and queueing.end == 0.0
+    assert [event[4] for event in _written(log)][-1] == EventType.WRITE_ROWS
+    writer.close()
+    log.close()
+
+
+def _written(log: object) -> list[bytes]:
+    paths = [log.index.path(name) for name in log.files()]  # type: ignore[attr-defined]
+    return [event for path in paths for _start, _end, event in read_raw_events(path)]

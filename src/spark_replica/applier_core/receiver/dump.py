@@ -170,8 +170,9 @@ def events(client: SourceClient) -> Iterator[bytes]:
     Raises:
         SourceError: the source's ERR packet, or a lost connection.
     """
+    read_packet = client.stream.read_packet
     while True:
-        packet = client.read_packet()
+        packet = read_packet()
         kind = packet[0]
         if kind == 0x00:
             yield packet[1:]

@@ -34,10 +34,10 @@ import logging
 import os
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass
 
 from spark_replica.applier_core.binlog.codecs.registry import encode_event_at
-from spark_replica.applier_core.binlog.constants import EventFlag, EventType
+from spark_replica.applier_core.binlog.constants import ROWS_EVENTS, EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError
 from spark_replica.applier_core.binlog.events import (
     FormatDescription,
@@ -92,6 +92,8 @@ SAVE_PERIOD = 1.0
 #: Bytes appended to the relay log after which they are published even while more arrive.
 PUBLISH_BYTES = 1 << 16
 _HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
+#: Events every source's stream passes on unchanged, inside a transaction.
+_PASSED = ROWS_EVENTS | {EventType.TABLE_MAP}
 
 
 class Receivers:
@@ -137,7 +139,12 @@ class Receiver:
         self._ended_since: list[tuple[tuple[str, int], int]] = []
         self._in_transaction = False  # the receiver thread's: the last event appended is not
         # a transaction's last
-        self._last_queued = TransactionInfo()
+        # The receiver thread's: the transaction being queued, the last one queued whole
+        # (and when), and the one the status shows as being queued.
+        self._queued: Queued | None = None
+        self._last_queued: Queued | None = None
+        self._queued_end = 0.0
+        self._shown: Queued | None = None
         self._started = False
         self._stop = threading.Event()
         label = f"receiver-{self.name}" if self.name else "receiver"
@@ -319,20 +326,27 @@ class Receiver:
         Events are published to the applier in batches: whenever the connection has nothing
         more buffered (the source is idle or slower than us), and at least every
         ``PUBLISH_BYTES``. A transaction counts as received once its last event is published.
+        Table maps and rows events (most of a dump) go through as they are: they neither
+        start nor end a transaction, and only move the read position.
         """
         converter = MariadbConverter() if self.mariadb else MysqlTracker()
-        check = EventCheck()
+        check, read = EventCheck(), self.read
         status = self.context.status
         heartbeats = status.snapshot().count_received_heartbeats
-        queueing = TransactionInfo()
         self._ended_since.clear()
-        self._last_queued = TransactionInfo()
+        self._queued = self._last_queued = None
         pending: list[bytes] = []  # received, checked, not yet appended
         unpublished = 0
+        in_transaction = self._in_transaction  # a dump cut short may have left one open
+        stream = client.stream
         try:
             for raw in events(client):
-                ended = None
-                if raw[4] in _HEARTBEATS:  # counted, never written
+                if raw[4] in _PASSED:
+                    check.check(raw)
+                    pending.append(raw)
+                    unpublished += len(raw)
+                    read.follow(raw)
+                elif raw[4] in _HEARTBEATS:  # counted, never written
                     heartbeats += 1
                     status.update(count_received_heartbeats=heartbeats,
                                   last_heartbeat=time.time())  # fmt: skip
@@ -341,35 +355,36 @@ class Receiver:
                     for event in converter.convert(raw):
                         pending.append(event)
                         unpublished += len(event)
-                    if self.read.follow(raw):
+                    if read.follow(raw):
                         self._report_position()
                     started, ended = converter.started, converter.ended
-                    if started is not None or ended is not None:
-                        self._in_transaction = ended is None
                     if started is not None:
-                        queueing = _queueing(raw, started, converter.commit_times)
-                        status.update(queueing=queueing)
+                        in_transaction = True
+                        self._queued = Queued(started, converter.commit_times, raw, time.time())
                     if ended is not None:
+                        in_transaction = False
                         self._ended_since.append((ended, len(pending)))
-                        self._last_queued = replace(queueing, end=time.time())
-                if client.buffered and unpublished < PUBLISH_BYTES:
+                        self._last_queued, self._queued = self._queued, None
+                        self._queued_end = time.time()
+                    self._in_transaction = in_transaction
+                if stream.buffered and unpublished < PUBLISH_BYTES:
                     continue  # more is already here: publish it with what follows
                 unpublished = 0
-                self._publish(writer, pending, queueing if ended is None else TransactionInfo())
+                self._publish(writer, pending)
                 if self._stop.is_set():  # what the connection still buffers is not written
                     return
         finally:
             # Whole transactions already received count as received, even when the
             # connection broke: the next dump must not ask for them again.
             if writer.state is WriterState.OPEN:
-                self._publish(writer, pending, TransactionInfo())
+                self._queued = None
+                self._publish(writer, pending)
 
-    def _publish(
-        self, writer: RelayLogWriter, pending: list[bytes], queueing: TransactionInfo
-    ) -> None:
+    def _publish(self, writer: RelayLogWriter, pending: list[bytes]) -> None:
         """Append and publish the ``pending`` events, and count the transactions they ended
         as received once published (a relay log file the writer starts on the way names
-        those before it in its Previous_gtids: see ``_relay_header``)."""
+        those before it in its Previous_gtids: see ``_relay_header``); show the transaction
+        being queued, if any, and the last one queued whole."""
         max_size = self._max_size()
         if max_size != self._rotate_at:  # SET GLOBAL changed it: the next rotation follows
             writer.max_size = self._rotate_at = max_size
@@ -380,16 +395,21 @@ class Receiver:
             logger.warning("Replica I/O for channel '%s': the relay log is written again",
                            self.name)  # fmt: skip
             self.context.status.update(io_error=ErrorInfo())
+        queueing = self._queued.info() if self._queued is not None else TransactionInfo()
         if self._ended_since:
             for (uuid, gno), _end in self._ended_since:
                 self.received.add(uuid, "", gno)
             self._ended_since.clear()
+            last = self._last_queued
             self.context.status.update(
                 received_transaction_set=self.received.format(","),
-                last_queued=self._last_queued,
+                last_queued=last.info(end=self._queued_end) if last else TransactionInfo(),
                 queueing=queueing,
             )
             self._report_position()
+        elif self._queued is not None and self._queued is not self._shown:
+            self.context.status.update(queueing=queueing)
+        self._shown = self._queued
         if self.space_limit and self.relay_log.space.total > self.space_limit:
             self._wait_for_relay_space(writer)
 
@@ -508,16 +528,23 @@ ER_SOURCE_FATAL_ERROR_READING_BINLOG = 1236
 ER_REPLICA_FATAL_ERROR = 1593
 
 
-def _queueing(
-    raw: bytes, started: tuple[str, int], commit_times: tuple[float, float]
-) -> TransactionInfo:
-    """The transaction whose GTID event ``raw`` is, as it starts being queued: its commit
-    times from the event (microseconds from a MySQL source), else its header's second."""
-    if not commit_times[1]:
-        second = float(int.from_bytes(raw[0:4], "little"))
-        commit_times = (second, second)
-    return TransactionInfo(gtid=mariadb_text(*started), original_commit=commit_times[0],
-                           immediate_commit=commit_times[1], start=time.time())  # fmt: skip
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A transaction as it starts being queued: its GTID, the commit times its GTID event
+    ``raw`` gives (microseconds from a MySQL source, else its header's second) and when."""
+
+    gtid: tuple[str, int]
+    commit_times: tuple[float, float]
+    raw: bytes
+    start: float
+
+    def info(self, *, end: float = 0.0) -> TransactionInfo:
+        """The transaction as SHOW REPLICA STATUS and performance_schema show it."""
+        original, immediate = self.commit_times
+        if not immediate:
+            original = immediate = float(int.from_bytes(self.raw[0:4], "little"))
+        return TransactionInfo(gtid=mariadb_text(*self.gtid), original_commit=original,
+                               immediate_commit=immediate, start=self.start, end=end)  # fmt: skip
 
 
 def _retryable(exc: SourceError) -> bool:

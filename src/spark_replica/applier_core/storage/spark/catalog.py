@@ -216,8 +216,8 @@ class IcebergCatalog:
         wanted = {**TABLE_PROPERTIES, **key_properties(definition)}
         missing = {key: value for key, value in wanted.items()
                    if key != "format-version" and have.get(key) != value}  # fmt: skip
-        stale = [str(key) for key in have.keySet()
-                 if str(key).startswith(BLOOM_FILTER_COLUMN) and key not in wanted]  # fmt: skip
+        names = map(str, _items(self.spark._jvm.java.util.ArrayList(have.keySet())))
+        stale = [key for key in names if key.startswith(BLOOM_FILTER_COLUMN) and key not in wanted]
         if missing or stale:
             update = table.updateProperties()
             for key, value in missing.items():
