@@ -18,8 +18,10 @@ def test_results_come_in_the_items_order_from_named_threads() -> None:
         names.append(threading.current_thread().name)
         return item * item
 
-    squares = each_beside("writer", range(7), work, threads=3,
-                          setup=lambda: prepared.append(threading.current_thread().name))  # fmt: skip
+    def setup() -> None:
+        prepared.append(threading.current_thread().name)
+
+    squares = each_beside("writer", range(7), work, threads=3, setup=setup)
     assert squares == [n * n for n in range(7)]
     assert set(names) <= {"writer-1", "writer-2", "writer-3"}
     assert sorted(prepared) == ["writer-1", "writer-2", "writer-3"]  # each thread, once
