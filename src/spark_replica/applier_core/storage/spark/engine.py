@@ -71,7 +71,7 @@ from spark_replica.applier_core.storage.key_index import TableChanges as IndexCh
 from spark_replica.applier_core.storage.locks import DEFAULT_LOCK_WAIT_TIMEOUT
 from spark_replica.applier_core.storage.memory_tables import CommittedTable, Stage, hashable
 from spark_replica.applier_core.storage.prepared_xa import XaChanges
-from spark_replica.applier_core.storage.spark.beside import Beside, each_beside
+from spark_replica.applier_core.storage.spark.beside import Beside
 from spark_replica.applier_core.storage.spark.catalog import DROPPED, IcebergCatalog, namespace_name
 from spark_replica.applier_core.storage.spark.commit_log import (
     Commit,
@@ -134,9 +134,6 @@ DEFAULT_COMPACT_AFTER = 16
 DEFAULT_SNAPSHOT_RETENTION = 300.0
 #: Seconds the flusher waits before trying again after a failed flush.
 RETRY_DELAY = 1.0
-#: Tables of one flush written at once: each mostly waits on its Spark jobs and Iceberg
-#: commits (eight sysbench tables: the flush's Iceberg leg 3.0 -> 1.6 s with four).
-TABLE_WRITERS = 4
 #: Failures of a flush that trying it again meets again, so flushing stops with them: the
 #: key index disagreeing with a table, or refusing a batch (``KeyIndexError``: a bug in what
 #: asked it), and Python's own errors of type and value. The others (Spark's, the metadata
@@ -680,23 +677,14 @@ class SparkEngine(StoreBacked):
         """Commit the net ``changes`` (``collect``) to each touched table, each snapshot's
         summary carrying ``summary``; the tables with their new snapshots."""
         result = dict(tables)
-        todo = [(ref, pending, result[ref]) for ref, pending in changes.items() if ref in result]
-
-        def write(item: tuple[TableRef, PendingChanges, StoredTable]) -> StoredTable | None:
-            ref, pending, stored = item
-            if not write_changes(self.spark, self.iceberg, stored, pending, summary):
-                return None
-            committed = stored.with_snapshot(self.iceberg.committed_since(ref, stored.snapshot))
+        for ref, pending in changes.items():
+            stored = result.get(ref)
+            if stored is None or not write_changes(
+                self.spark, self.iceberg, stored, pending, summary
+            ):
+                continue
+            result[ref] = stored.with_snapshot(self.iceberg.committed_since(ref, stored.snapshot))
             failpoints.hit("spark.table_committed")
-            return committed
-
-        written = each_beside(
-            "spark-engine-table-writer", todo, write,
-            threads=TABLE_WRITERS, setup=lambda: activate(self.spark),
-        )  # fmt: skip
-        for (ref, _, _), stored in zip(todo, written, strict=True):
-            if stored is not None:
-                result[ref] = stored
         return result
 
     def _write_ddl(self, commit: Commit) -> None:
