@@ -7,6 +7,8 @@ import enum
 MAGIC = b"\xfebin"
 HEADER_LEN = 19
 CHECKSUM_LEN = 4
+#: CRC32 of any event whose last four bytes are its own CRC32 (one call checks an event).
+CRC32_RESIDUE = 0x2144DF1C
 BINLOG_VERSION = 4
 
 

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable
 
 from spark_replica.applier_core.binlog.codecs.registry import type_name
-from spark_replica.applier_core.binlog.constants import MAGIC, EventFlag, EventType
+from spark_replica.applier_core.binlog.constants import CRC32_RESIDUE, MAGIC, EventFlag, EventType
 from spark_replica.applier_core.binlog.errors import BinlogError, read_failure
 from spark_replica.applier_core.binlog.events import Event, FormatDescription, Gtid, Query, Rotate
 from spark_replica.applier_core.binlog.relaylog import (
@@ -64,7 +64,6 @@ _BATCH_BYTES = 1 << 16
 _READ_AHEAD_BYTES = 1 << 16
 #: Events taken from the relay log reader's buffer at once (``RelayLogReader.poll_batch``).
 _AHEAD_EVENTS = 64
-_CRC_RESIDUE = 0x2144DF1C  # CRC32 of any event whose last four bytes are its own CRC32
 _IGNORABLE = int(EventFlag.IGNORABLE)
 _ROTATE = int(EventType.ROTATE)
 _RELAY_LOG_FLAG = int(EventFlag.RELAY_LOG)
@@ -211,7 +210,7 @@ class TransactionReader:
                 trx = self._active
                 if kind <= _XID and kind and trx is not None and self._in_body:
                     # The hot path: a Table_map, rows or Xid event of a transaction.
-                    if self._checksum and zlib.crc32(data) != _CRC_RESIDUE:
+                    if self._checksum and zlib.crc32(data) != CRC32_RESIDUE:
                         raise BinlogError("event checksum mismatch", file=relay.file,
                                           position=relay.start)  # fmt: skip
                     self._trx_bytes += len(data)
@@ -298,7 +297,7 @@ class TransactionReader:
         """Every event but the hot path's."""
         trx = self._active
         if kind == _PAYLOAD and trx is not None and not self._in_body:
-            if self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:
+            if self._checksum and zlib.crc32(relay.data) != CRC32_RESIDUE:
                 raise BinlogError("event checksum mismatch", file=relay.file,
                                   position=relay.start)  # fmt: skip
             self._add(trx, relay, len(relay.data), None)  # the whole compressed body
@@ -324,14 +323,14 @@ class TransactionReader:
             self._rotate(relay)
         elif kind != kinds.CONTROL and (kind != kinds.OTHER or not relay.data[17] & _IGNORABLE):
             raise self._unexpected(relay)
-        elif self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:  # skipped: checked
+        elif self._checksum and zlib.crc32(relay.data) != CRC32_RESIDUE:  # skipped: checked
             raise BinlogError("event checksum mismatch", file=relay.file, position=relay.start)
         return None
 
     def _skip_tail(self, relay: RelayEvent, kind: int) -> None:
         """``relay`` belongs to the end of a transaction applied before (``_tail``); the
         tail ends with that transaction's end (Xid, XA_prepare, COMMIT or ROLLBACK)."""
-        if self._checksum and zlib.crc32(relay.data) != _CRC_RESIDUE:
+        if self._checksum and zlib.crc32(relay.data) != CRC32_RESIDUE:
             raise BinlogError("event checksum mismatch", file=relay.file, position=relay.start)
         self._tail_events += 1
         if kind != _BODY:

@@ -15,7 +15,12 @@ from __future__ import annotations
 import struct
 import zlib
 
-from spark_replica.applier_core.binlog.constants import CHECKSUM_LEN, HEADER_LEN, EventType
+from spark_replica.applier_core.binlog.constants import (
+    CHECKSUM_LEN,
+    CRC32_RESIDUE,
+    HEADER_LEN,
+    EventType,
+)
 from spark_replica.applier_core.errors import ErrorCode
 from spark_replica.applier_core.receiver.protocol import SourceError
 
@@ -46,9 +51,7 @@ class EventCheck:
             )
         if raw[4] == EventType.FORMAT_DESCRIPTION:
             self.checksum = len(raw) > HEADER_LEN + CHECKSUM_LEN and raw[-5] == _CRC32
-        if self.checksum and _U32.unpack_from(raw, len(raw) - CHECKSUM_LEN)[0] != zlib.crc32(
-            memoryview(raw)[:-CHECKSUM_LEN]
-        ):
+        if self.checksum and zlib.crc32(raw) != CRC32_RESIDUE:
             raise SourceError(
                 ER_NETWORK_READ_EVENT_CHECKSUM_FAILURE,
                 "Replication event checksum verification failed while reading from network.",

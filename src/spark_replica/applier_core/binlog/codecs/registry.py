@@ -28,6 +28,7 @@ from spark_replica.applier_core.binlog.codecs.payload import (
 from spark_replica.applier_core.binlog.codecs.query import decode_query_at, encode_query
 from spark_replica.applier_core.binlog.constants import (
     CHECKSUM_LEN,
+    CRC32_RESIDUE,
     HEADER_LEN,
     ROWS_EVENTS,
     STATEMENT_ONLY_EVENTS,
@@ -78,7 +79,6 @@ _SERVER_VERSION = slice(21, 71)
 _FDE_MIN_BODY = 57  # binlog_version 2, server_version 50, create_timestamp 4, header_length 1
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 #: CRC32 over an event whose last four bytes are its own CRC32 (little-endian) is this constant.
-_CRC_RESIDUE = 0x2144DF1C
 _new_header = tuple.__new__
 _crc32 = zlib.crc32
 
@@ -300,7 +300,7 @@ def decode_bytes(
             end = size - CHECKSUM_LEN
             if end < HEADER_LEN:
                 raise BinlogError(f"event is too short: {size} bytes, with header and checksum")
-            if _crc32(data) != _CRC_RESIDUE:
+            if _crc32(data) != CRC32_RESIDUE:
                 _checksum_mismatch(data, end)
         decoder = _DECODERS.get(type_code)
         if decoder is not None:
