@@ -345,6 +345,36 @@ def test_unsupported_event_fails_with_the_unexpected_event_text(
         trx.finish(success=False)
 
 
+@pytest.mark.parametrize("cut", [False, True], ids=["rotated", "cut_before_its_rotate"])
+def test_a_file_that_ends_inside_a_transaction_without_its_rotate_truncates_it(
+    builder: RelayBuilder, cut: bool
+) -> None:
+    """13121, nothing applied twice or half: a transaction the writer's rotation split over
+    two files is read whole; the same file cut short at an event boundary before its Rotate
+    (events lost in between) truncates the open transaction, and the next file's rest of it
+    is an unexpected event, not more rows of that transaction."""
+    builder.append(*transaction(1))
+    builder.append(gtid(2), query("BEGIN"), ITEMS, rows([1], 30))
+    end = builder.writer.position
+    builder.rotate()
+    builder.append(rows([2], 30), xid(2))
+    if cut:
+        path = builder.relay.index.path(end.file)
+        path.write_bytes(path.read_bytes()[: end.offset])
+    with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:
+        first, second = provider.next(WAIT), provider.next(WAIT)
+        assert first is not None and second is not None
+        assert row_ids(drain(first)) == [1]
+        if not cut:
+            assert row_ids(drain(second)) == [1, 2]
+            assert second.state is TransactionState.COMPLETE
+            return
+        with pytest.raises(ReplicaError) as caught:
+            provider.next(WAIT)
+        assert caught.value.code == 13121 and "WRITE_ROWS" in caught.value.message
+        assert second.state is TransactionState.TRUNCATED
+
+
 def test_row_events_without_a_gtid_are_unexpected(builder: RelayBuilder) -> None:
     builder.append(query("BEGIN"), ITEMS, rows([1]), xid(1))
     with SyncTransactionProvider(builder.relay, channel=CHANNEL, monitor=monitor()) as provider:

@@ -123,6 +123,7 @@ class TransactionReader:
         self._in_body = False  # a BEGIN opened the active transaction's body
         self._in_xa = False  # the body is an XA transaction's (XA START)
         self._file = ""  # the last file the active transaction has events in
+        self._rotated = ""  # the last relay log file whose own closing Rotate event was read
         self._pending: list[Item] = []
         self._pending_memory = 0
         self._pending_size = 0
@@ -407,7 +408,11 @@ class TransactionReader:
         """A source's Rotate event names the binary log its next events come from; the
         relay log's own (this server's) only move to the next relay log file."""
         rotate = self._decode(relay)
-        if isinstance(rotate, Rotate) and rotate.header.server_id != self._own_server_id:
+        if not isinstance(rotate, Rotate):
+            return
+        if rotate.header.flags & _RELAY_LOG_FLAG or rotate.header.server_id == self._own_server_id:
+            self._rotated = relay.file
+        else:
             self._source_file = rotate.next_file
 
     def _read_preamble(self, file: str, offset: int) -> None:
@@ -503,6 +508,12 @@ class TransactionReader:
 
     def _file_read(self, name: str) -> None:
         """The reader moved past ``name``: every transaction in it is handed out (PURGE.2)."""
+        if self._active is not None and self._rotated != name:
+            # ``name`` ends inside a transaction without the Rotate event that closes a file
+            # the writer rotated: the rest of that transaction is not in the next file (a
+            # receiver that stopped or died fetches it again whole; a file cut short lost
+            # it, and the next file's first events then stop the applier).
+            self._cut(by_stop=False)
         purge = self._relay_log.mark_applied(name)
         self._holds.leave(name)  # purges when the file becomes a candidate this way
         if purge:
