@@ -123,7 +123,7 @@ class TransactionReader:
         self._in_body = False  # a BEGIN opened the active transaction's body
         self._in_xa = False  # the body is an XA transaction's (XA START)
         self._file = ""  # the last file the active transaction has events in
-        self._rotated = ""  # the last relay log file whose own closing Rotate event was read
+        self._rotated = False  # the event handled last is a relay log file's closing Rotate
         self._pending: list[Item] = []
         self._pending_memory = 0
         self._pending_size = 0
@@ -398,6 +398,13 @@ class TransactionReader:
             raise self._unexpected(relay)
         self._fde, self._checksum = fde, fde.checksums
         own = fde.header.flags & _RELAY_LOG_FLAG or fde.header.server_id == self._own_server_id
+        rotated, self._rotated = self._rotated, False
+        if own and self._active is not None and not rotated:
+            # A relay log file begins, and the one before ended inside a transaction
+            # without the Rotate that closes a file the writer rotated: the rest of that
+            # transaction is not in this file (a receiver that stopped or died fetches it
+            # again whole; a file cut short lost it, and what follows stops the applier).
+            self._cut(by_stop=False)
         if not own:
             if self._active is not None and fde.create_timestamp:
                 self._cut(by_stop=False)  # the source restarted: its open transaction is lost
@@ -411,7 +418,7 @@ class TransactionReader:
         if not isinstance(rotate, Rotate):
             return
         if rotate.header.flags & _RELAY_LOG_FLAG or rotate.header.server_id == self._own_server_id:
-            self._rotated = relay.file
+            self._rotated = True
         else:
             self._source_file = rotate.next_file
 
@@ -508,12 +515,6 @@ class TransactionReader:
 
     def _file_read(self, name: str) -> None:
         """The reader moved past ``name``: every transaction in it is handed out (PURGE.2)."""
-        if self._active is not None and self._rotated != name:
-            # ``name`` ends inside a transaction without the Rotate event that closes a file
-            # the writer rotated: the rest of that transaction is not in the next file (a
-            # receiver that stopped or died fetches it again whole; a file cut short lost
-            # it, and the next file's first events then stop the applier).
-            self._cut(by_stop=False)
         purge = self._relay_log.mark_applied(name)
         self._holds.leave(name)  # purges when the file becomes a candidate this way
         if purge:
